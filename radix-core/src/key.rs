@@ -1,0 +1,122 @@
+//! Key widths.
+//!
+//! A key is cut into 8-bit *chunks*, most significant first; each level of
+//! the tree consumes one chunk. A node's *shift* is the bit position of the
+//! chunk it consumes, so the last level has shift 0 and a tree whose largest
+//! key needs `b` bits has a root at shift `(b - 1) / 8 * 8` (0 for keys below
+//! 256). Height therefore adapts to the largest key, never to the key type.
+
+use core::fmt::Debug;
+
+/// Bits consumed per tree level.
+pub const SPAN: u32 = 8;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An unsigned integer usable as a radix tree key: `u16`, `u32`, `u64` or
+/// `u128` (and `u8`, a one-level tree).
+///
+/// The trait is sealed: the tree's correctness depends on every method
+/// agreeing with plain unsigned arithmetic.
+pub trait Key: Copy + Ord + Eq + core::hash::Hash + Debug + sealed::Sealed + 'static {
+    /// Width of the key in bits.
+    const BITS: u32;
+    /// The largest key.
+    const MAX: Self;
+    /// The smallest key (zero).
+    const MIN: Self;
+    /// The largest number of levels a tree of this key type can have.
+    const MAX_LEVELS: usize = (Self::BITS / SPAN) as usize;
+
+    /// The chunk of this key consumed by the node at `shift`.
+    fn chunk(self, shift: u32) -> u8;
+    /// The shift of the smallest root that can hold this key.
+    fn root_shift(self) -> u32;
+    /// This key with the chunk at `shift` replaced by `chunk`; used to
+    /// rebuild keys while iterating.
+    fn with_chunk(self, shift: u32, chunk: u8) -> Self;
+    /// This key with every bit below `shift + 8` cleared.
+    fn clear_below(self, shift: u32) -> Self;
+    /// The key one larger, or `None` for [`Key::MAX`].
+    fn checked_next(self) -> Option<Self>;
+    /// The key one smaller, or `None` for zero.
+    fn checked_prev(self) -> Option<Self>;
+}
+
+macro_rules! impl_key {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Key for $t {
+            const BITS: u32 = <$t>::BITS;
+            const MAX: Self = <$t>::MAX;
+            const MIN: Self = 0;
+
+            #[inline(always)]
+            fn chunk(self, shift: u32) -> u8 {
+                // `shift` is below BITS by construction; the cast keeps the
+                // low eight bits, which is the chunk.
+                (self >> shift) as u8
+            }
+
+            #[inline(always)]
+            fn root_shift(self) -> u32 {
+                let bits = <$t>::BITS - (self | 1).leading_zeros();
+                (bits - 1) / SPAN * SPAN
+            }
+
+            #[inline(always)]
+            fn with_chunk(self, shift: u32, chunk: u8) -> Self {
+                (self & !((0xFF as $t) << shift)) | ((chunk as $t) << shift)
+            }
+
+            #[inline(always)]
+            fn clear_below(self, shift: u32) -> Self {
+                let top = shift + SPAN;
+                if top >= <$t>::BITS { 0 } else { (self >> top) << top }
+            }
+
+            #[inline(always)]
+            fn checked_next(self) -> Option<Self> {
+                self.checked_add(1)
+            }
+
+            #[inline(always)]
+            fn checked_prev(self) -> Option<Self> {
+                self.checked_sub(1)
+            }
+        }
+    )*};
+}
+
+impl_key!(u8, u16, u32, u64, u128);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_shift_follows_the_largest_byte() {
+        assert_eq!(0u64.root_shift(), 0);
+        assert_eq!(255u64.root_shift(), 0);
+        assert_eq!(256u64.root_shift(), 8);
+        assert_eq!(u64::MAX.root_shift(), 56);
+        assert_eq!(u16::MAX.root_shift(), 8);
+        assert_eq!(u128::MAX.root_shift(), 120);
+        assert_eq!((1u128 << 64).root_shift(), 64);
+    }
+
+    #[test]
+    fn chunks_rebuild_the_key() {
+        let k: u64 = 0x0123_4567_89AB_CDEF;
+        let mut rebuilt = 0u64;
+        for level in 0..8 {
+            let shift = level * 8;
+            rebuilt = rebuilt.with_chunk(shift, k.chunk(shift));
+        }
+        assert_eq!(rebuilt, k);
+        assert_eq!(k.clear_below(8), 0x0123_4567_89AB_0000);
+        assert_eq!(k.clear_below(56), 0);
+    }
+}

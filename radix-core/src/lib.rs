@@ -1,0 +1,94 @@
+//! # An adaptive radix tree, specialised at compile time
+//!
+//! This crate is an ordered map from unsigned integers to values, built as
+//! an *adaptive radix tree* (ART) in the manner of PostgreSQL 17's
+//! `radixtree.h`, which it follows closely and then extends. Read this
+//! overview before the code: each module implements one idea named here.
+//!
+//! ## The structure
+//!
+//! A key is split into 8-bit *chunks*, most significant first. Each level of
+//! the tree consumes one chunk, so a `u64` key needs at most eight levels
+//! and a lookup is at most eight node visits, each choosing among at most
+//! 256 children by one byte ([`key`]). The height adapts to the largest key
+//! stored, not to the key type: a tree of keys below 256 is a single node.
+//! There is no path compression; dense keys (block numbers, row ids) do not
+//! need it, and it would make every node variable.
+//!
+//! A node with 256 child slots for three children would waste most of its
+//! memory, so nodes come in four *kinds* that trade search cost for space
+//! ([`node`]): node4 and node16 keep a sorted array of chunks beside their
+//! children (node16 searches its array with one SIMD compare, [`simd`]),
+//! node48 maps chunks through a 256-byte index to 64 child slots, and
+//! node256 indexes its children by chunk directly. The kind is not the whole
+//! story: each kind may come in several *size classes* ([`SizeClasses`]),
+//! so a node16 holding 12 children need not pay for 32 slots. A full node
+//! grows into the next class; after deletes a sparse node shrinks back.
+//!
+//! Children are reached through *tagged pointers* ([`ptr`]): nodes are
+//! 8-byte aligned, so a child pointer carries its node's kind in two spare
+//! bits and a descent dispatches on it without loading the child's header.
+//!
+//! Values live in the slots of the last level ([`value`]): in the slot word
+//! itself when they fit (*embedded*), behind a pointer otherwise (*leaf*),
+//! chosen per value at run time for variable-length values (*varlen*, what
+//! the TID store uses), or inline in dedicated leaf nodes (*inline*).
+//!
+//! Nodes come from a slab allocator per size class ([`mem`]); the memory a
+//! tree reports is the bytes of slab blocks it holds, which is what a caller
+//! with a memory budget must compare.
+//!
+//! ## Compile-time specialisation
+//!
+//! Every choice above (key width, value layout, memory back end, size
+//! classes, whether delete exists) is a constant of a [`Config`]. The engine
+//! ([`RawTree`]) is written once against that trait and monomorphised per
+//! configuration, as PostgreSQL does with its preprocessor template, but
+//! type-checked and debuggable. The [`radix_tree!`] macro declares a
+//! configuration, validates it, and emits a named, documented map type:
+//!
+//! ```ignore
+//! radix_core::radix_tree! {
+//!     /// Maps block numbers to visibility bits.
+//!     pub struct BlockMap {
+//!         key: u32,
+//!         value: u64,
+//!     }
+//! }
+//!
+//! let mut m = BlockMap::new();
+//! m.insert(7, 0b1011);
+//! assert_eq!(m.get(7), Some(&0b1011));
+//! assert_eq!(m.range(0..100).count(), 1);
+//! ```
+//!
+//! ## Concurrency
+//!
+//! A tree is an ordinary Rust value: `&self` reads, `&mut self` writes, and
+//! it is `Send`/`Sync` when its values are.
+
+pub mod config;
+mod iter;
+pub mod key;
+pub mod mem;
+pub mod node;
+pub mod ptr;
+pub mod simd;
+mod stats;
+mod tree;
+pub mod value;
+mod verify;
+
+pub use config::Config;
+pub use iter::{Iter, Keys, Range, Values};
+pub use key::Key;
+pub use node::{Kind, SizeClasses};
+pub use radix_macros::radix_tree;
+pub use stats::{ClassStats, Stats};
+pub use tree::{InputOf, OldOf, RawTree, ValueOf};
+
+/// Items the `radix_tree!` expansion refers to. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use static_assertions;
+}

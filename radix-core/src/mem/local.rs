@@ -1,0 +1,272 @@
+//! Process-local memory: a slab allocator per node pool.
+//!
+//! Nodes are carved from blocks of at least 32 nodes (at least 8 KiB,
+//! rounded up to a power of two), as PostgreSQL's slab contexts do, so a
+//! node costs no allocator header and nodes of one size sit together.
+//! Freed nodes go on an intrusive free list and are reused first.
+//! [`memory_usage`](crate::RawTree::memory_usage) counts whole blocks, which
+//! is what the process really holds.
+//!
+//! Blocks are returned to the system when the tree is cleared or its last
+//! key is deleted ([`Memory::release_nodes`]); a tree that shrinks without
+//! emptying keeps its blocks for reuse. That trades some memory for
+//! simplicity and speed: a dead-tuple store fills, is read, and is reset.
+//!
+//! Leaves come from the global allocator and are counted by their size.
+
+use core::alloc::Layout;
+use core::fmt;
+use core::ptr::NonNull;
+use std::alloc::{alloc, dealloc, handle_alloc_error};
+
+use super::{Memory, PoolSpec};
+
+/// Nodes per block, at least.
+const MIN_NODES_PER_BLOCK: usize = 32;
+/// Smallest block.
+const MIN_BLOCK_BYTES: usize = 8 * 1024;
+
+/// One pool's slab.
+struct Slab {
+    node: Layout,
+    block: Layout,
+    blocks: Vec<NonNull<u8>>,
+    /// Head of the intrusive free list: each free node's first word holds
+    /// the next free node.
+    free: Option<NonNull<u8>>,
+    /// Next never-used node in the newest block, and how many remain.
+    bump: Option<NonNull<u8>>,
+    bump_left: usize,
+    live: usize,
+}
+
+impl Slab {
+    fn new(spec: PoolSpec, max_block: usize) -> Self {
+        let node = Layout::from_size_align(spec.size, spec.align)
+            .expect("node layout")
+            .pad_to_align();
+        let wanted = (node.size() * MIN_NODES_PER_BLOCK)
+            .next_power_of_two()
+            .max(MIN_BLOCK_BYTES);
+        // A budget hint may cap the block, but a block holds one node at least.
+        let size = wanted.min(max_block.next_power_of_two()).max(node.size());
+        let block = Layout::from_size_align(size, spec.align).expect("block layout");
+        Self {
+            node,
+            block,
+            blocks: Vec::new(),
+            free: None,
+            bump: None,
+            bump_left: 0,
+            live: 0,
+        }
+    }
+
+    #[inline]
+    fn alloc(&mut self) -> NonNull<u8> {
+        self.live += 1;
+        if let Some(node) = self.free {
+            // SAFETY: a node on the free list is ours and holds the link in
+            // its first word (nodes are at least 8-aligned and 8 bytes).
+            self.free = unsafe { node.cast::<Option<NonNull<u8>>>().read() };
+            return node;
+        }
+        if self.bump_left == 0 {
+            self.grow();
+        }
+        let node = self.bump.expect("a fresh block");
+        self.bump_left -= 1;
+        // SAFETY: when nodes remain, the next one starts inside the block
+        // (the last step lands exactly at the block's end, never beyond).
+        self.bump = Some(unsafe { node.byte_add(self.node.size()) });
+        node
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        // SAFETY: the block layout has a non-zero size.
+        let raw = unsafe { alloc(self.block) };
+        let Some(block) = NonNull::new(raw) else {
+            handle_alloc_error(self.block)
+        };
+        self.blocks.push(block);
+        self.bump = Some(block);
+        self.bump_left = self.block.size() / self.node.size();
+    }
+
+    /// # Safety
+    ///
+    /// `node` came from this slab's `alloc` and is dead.
+    #[inline]
+    unsafe fn free(&mut self, node: NonNull<u8>) {
+        self.live -= 1;
+        // SAFETY: the node is ours, dead, and big and aligned enough for a
+        // pointer.
+        unsafe { node.cast::<Option<NonNull<u8>>>().write(self.free) };
+        self.free = Some(node);
+    }
+
+    fn release(&mut self) {
+        for block in self.blocks.drain(..) {
+            // SAFETY: every block was allocated with `self.block`.
+            unsafe { dealloc(block.as_ptr(), self.block) };
+        }
+        self.free = None;
+        self.bump = None;
+        self.bump_left = 0;
+        self.live = 0;
+    }
+
+    fn bytes(&self) -> usize {
+        self.blocks.len() * self.block.size()
+    }
+}
+
+/// Process-local memory: slabs for nodes, the global allocator for leaves.
+pub struct LocalMemory {
+    slabs: Vec<Slab>,
+    leaf_bytes: usize,
+}
+
+impl LocalMemory {
+    /// A back end whose slab blocks are at most `max_block` bytes (rounded
+    /// up to a power of two, and never smaller than one node), so that a
+    /// caller with a memory budget is not pushed over it by one large block.
+    /// PostgreSQL's TID store uses a sixteenth of its budget.
+    pub fn with_block_limit(pools: &[PoolSpec], max_block: usize) -> Self {
+        Self {
+            slabs: pools.iter().map(|&p| Slab::new(p, max_block)).collect(),
+            leaf_bytes: 0,
+        }
+    }
+
+    /// Size of the blocks of `pool`.
+    pub fn block_size(&self, pool: usize) -> usize {
+        self.slabs[pool].block.size()
+    }
+}
+
+// SAFETY: slab nodes are disjoint pieces of blocks we own, valid until the
+// block is released; leaves come straight from the global allocator.
+unsafe impl Memory for LocalMemory {
+    fn with_pools(pools: &[PoolSpec]) -> Self {
+        Self::with_block_limit(pools, usize::MAX / 2)
+    }
+
+    #[inline]
+    fn alloc_node(&mut self, pool: usize) -> NonNull<u8> {
+        self.slabs[pool].alloc()
+    }
+
+    #[inline]
+    unsafe fn free_node(&mut self, pool: usize, node: NonNull<u8>) {
+        // SAFETY: forwarded contract.
+        unsafe { self.slabs[pool].free(node) }
+    }
+
+    #[inline]
+    fn alloc_leaf(&mut self, layout: Layout) -> NonNull<u8> {
+        if layout.size() == 0 {
+            // An aligned, non-null address with no provenance to misuse.
+            return NonNull::<u8>::dangling().map_addr(|_| {
+                core::num::NonZeroUsize::new(layout.align()).expect("align is non-zero")
+            });
+        }
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { alloc(layout) };
+        let Some(leaf) = NonNull::new(raw) else {
+            handle_alloc_error(layout)
+        };
+        self.leaf_bytes += layout.size();
+        leaf
+    }
+
+    #[inline]
+    unsafe fn free_leaf(&mut self, leaf: NonNull<u8>, layout: Layout) {
+        if layout.size() == 0 {
+            return;
+        }
+        self.leaf_bytes -= layout.size();
+        // SAFETY: forwarded contract: allocated with this layout.
+        unsafe { dealloc(leaf.as_ptr(), layout) };
+    }
+
+    unsafe fn release_nodes(&mut self) {
+        self.slabs.iter_mut().for_each(Slab::release);
+    }
+
+    fn bytes_held(&self) -> usize {
+        self.slabs.iter().map(Slab::bytes).sum::<usize>() + self.leaf_bytes
+    }
+
+    fn live_nodes(&self, pool: usize) -> usize {
+        self.slabs[pool].live
+    }
+}
+
+impl Drop for LocalMemory {
+    fn drop(&mut self) {
+        self.slabs.iter_mut().for_each(Slab::release);
+    }
+}
+
+impl fmt::Debug for LocalMemory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalMemory")
+            .field("bytes_held", &self.bytes_held())
+            .field("leaf_bytes", &self.leaf_bytes)
+            .field(
+                "slab_blocks",
+                &self
+                    .slabs
+                    .iter()
+                    .map(|s| s.blocks.len())
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const POOLS: [PoolSpec; 2] = [
+        PoolSpec { size: 40, align: 8 },
+        PoolSpec {
+            size: 2088,
+            align: 8,
+        },
+    ];
+
+    #[test]
+    fn blocks_hold_at_least_32_nodes_and_8_kib() {
+        let m = LocalMemory::with_pools(&POOLS);
+        assert_eq!(m.block_size(0), 8192);
+        assert_eq!(m.block_size(1), 131072);
+        let capped = LocalMemory::with_block_limit(&POOLS, 4096);
+        assert_eq!(capped.block_size(0), 4096);
+        assert_eq!(capped.block_size(1), 4096);
+    }
+
+    #[test]
+    fn nodes_are_reused_and_release_returns_every_block() {
+        let mut m = LocalMemory::with_pools(&POOLS);
+        assert_eq!(m.bytes_held(), 0);
+        let nodes: Vec<_> = (0..300).map(|_| m.alloc_node(0)).collect();
+        assert_eq!(m.live_nodes(0), 300);
+        assert_eq!(m.bytes_held(), 2 * 8192); // 204 nodes per block
+        let first = nodes[7];
+        // SAFETY: allocated above, not used again.
+        unsafe { m.free_node(0, first) };
+        assert_eq!(m.alloc_node(0), first);
+        let leaf = m.alloc_leaf(Layout::new::<[u64; 3]>());
+        assert_eq!(m.bytes_held(), 2 * 8192 + 24);
+        // SAFETY: allocated above with this layout.
+        unsafe { m.free_leaf(leaf, Layout::new::<[u64; 3]>()) };
+        // SAFETY: no node is used again.
+        unsafe { m.release_nodes() };
+        assert_eq!(m.bytes_held(), 0);
+        assert_eq!(m.live_nodes(0), 0);
+    }
+}

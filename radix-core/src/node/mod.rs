@@ -1,0 +1,269 @@
+//! Nodes: the four kinds, their shared header, and their memory layout.
+//!
+//! A node is a header followed by a kind-specific index (how a chunk finds
+//! its slot) and a slot array. The same four node types serve every level:
+//! inner nodes hold [`NodePtr`](crate::ptr::NodePtr) child pointers in their
+//! slots, last-level nodes hold the value layout's slot type. Node functions
+//! are generic over the slot type `S`, which is how inner and leaf nodes
+//! share one implementation (the inner/leaf split PostgreSQL abandoned
+//! because C doubled every type and function).
+//!
+//! | kind | index | capacity |
+//! |---|---|---|
+//! | [`Node4`] | sorted chunk array (4) | 1..=4 |
+//! | [`Node16`] | sorted chunk array (32), searched with SIMD | 5..=32 |
+//! | [`Node48`] | 256-byte chunk → slot map, `isset` bitmap | 33..=64 |
+//! | [`Node256`] | 256-bit bitmap, slot = chunk | 256 |
+//!
+//! The slot array is a flexible array: its length is the capacity of the
+//! node's size class, so one kind serves several classes. Nodes are handled
+//! only through raw pointers carrying the provenance of the whole
+//! allocation, never through references to a fixed-size struct, because the
+//! allocation is smaller than the largest class of the kind.
+//!
+//! Every function here is `unsafe`: the caller promises that `node` points
+//! to a live, initialised node of the function's kind whose slots hold `S`.
+
+mod class;
+mod node16;
+mod node256;
+mod node4;
+mod node48;
+mod sorted;
+
+use core::ptr::NonNull;
+
+pub use class::{SizeClasses, MAX_CLASSES};
+pub(crate) use node16::Node16;
+pub(crate) use node256::Node256;
+pub(crate) use node4::Node4;
+pub(crate) use node48::Node48;
+
+use crate::ptr::NODE_ALIGN;
+
+/// The four node kinds. The discriminant is the pointer tag.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Kind {
+    /// Up to 4 children, found by a scan of a sorted chunk array.
+    N4 = 0,
+    /// Up to 32 children, found by a SIMD compare of a sorted chunk array.
+    N16 = 1,
+    /// Up to 64 children, found through a 256-entry chunk-to-slot map.
+    N48 = 2,
+    /// All 256 children, indexed directly by chunk.
+    N256 = 3,
+}
+
+impl Kind {
+    /// The kind whose capacity range contains `cap`.
+    pub const fn for_capacity(cap: usize) -> Self {
+        match cap {
+            0..=4 => Kind::N4,
+            5..=32 => Kind::N16,
+            33..=64 => Kind::N48,
+            _ => Kind::N256,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn from_bits(bits: usize) -> Self {
+        match bits & 3 {
+            0 => Kind::N4,
+            1 => Kind::N16,
+            2 => Kind::N48,
+            _ => Kind::N256,
+        }
+    }
+}
+
+/// The header every node starts with.
+///
+/// `count` is 16 bits so a full node256 needs no wrap-around convention.
+/// `kind` repeats the pointer tag so that a node can be checked on its own.
+#[repr(C)]
+pub(crate) struct Header {
+    pub(crate) count: u16,
+    pub(crate) class: u8,
+    pub(crate) kind: u8,
+}
+
+/// Offset of the slot array for slots of type `S`, given the byte offset at
+/// which the kind's index ends.
+#[inline(always)]
+pub(crate) const fn slots_offset<S>(index_end: usize) -> usize {
+    let align = core::mem::align_of::<S>();
+    (index_end + align - 1) / align * align
+}
+
+/// Alignment of a node whose slots are `S`.
+pub(crate) const fn node_align<S>() -> usize {
+    let a = core::mem::align_of::<S>();
+    if a > NODE_ALIGN {
+        a
+    } else {
+        NODE_ALIGN
+    }
+}
+
+/// Bytes of a node of `kind` with `capacity` slots of type `S`.
+pub(crate) const fn node_size<S>(kind: Kind, capacity: usize) -> usize {
+    let index_end = match kind {
+        Kind::N4 => Node4::INDEX_END,
+        Kind::N16 => Node16::INDEX_END,
+        Kind::N48 => Node48::INDEX_END,
+        Kind::N256 => Node256::INDEX_END,
+    };
+    let raw = slots_offset::<S>(index_end) + capacity * core::mem::size_of::<S>();
+    let align = node_align::<S>();
+    (raw + align - 1) / align * align
+}
+
+/// Pointer to slot `i` of a node whose slot array starts at `index_end`.
+///
+/// # Safety
+///
+/// `node` must be a live node whose allocation holds slot `i`.
+#[inline(always)]
+pub(crate) unsafe fn slot_ptr<S>(node: NonNull<u8>, index_end: usize, i: usize) -> NonNull<S> {
+    let offset = slots_offset::<S>(index_end) + i * core::mem::size_of::<S>();
+    // SAFETY: the caller promises slot `i` is inside the node's allocation.
+    unsafe { node.byte_add(offset).cast() }
+}
+
+/// The node's header.
+#[inline(always)]
+pub(crate) fn header(node: NonNull<u8>) -> NonNull<Header> {
+    node.cast()
+}
+
+/// Number of children of `node`.
+///
+/// # Safety
+///
+/// `node` must point to a live node.
+#[inline(always)]
+pub(crate) unsafe fn count(node: NonNull<u8>) -> usize {
+    // SAFETY: every node starts with an initialised header.
+    unsafe { (*header(node).as_ptr()).count as usize }
+}
+
+/// Size class index of `node`.
+///
+/// # Safety
+///
+/// `node` must point to a live node.
+#[inline(always)]
+pub(crate) unsafe fn class(node: NonNull<u8>) -> usize {
+    // SAFETY: every node starts with an initialised header.
+    unsafe { (*header(node).as_ptr()).class as usize }
+}
+
+/// Writes a fresh header.
+///
+/// # Safety
+///
+/// `node` must point to writable memory of at least a header's size.
+#[inline(always)]
+pub(crate) unsafe fn write_header(node: NonNull<u8>, kind: Kind, class: usize) {
+    // SAFETY: the caller promises the memory is writable.
+    unsafe {
+        header(node).write(Header {
+            count: 0,
+            class: class as u8,
+            kind: kind as u8,
+        })
+    };
+}
+
+/// One entry met while walking a node in chunk order.
+pub(crate) struct Entry<S> {
+    pub(crate) chunk: u8,
+    pub(crate) slot: NonNull<S>,
+    /// The position to continue the walk from.
+    pub(crate) next: u16,
+}
+
+/// The operations every node kind provides. The tree dispatches on the
+/// pointer tag to one of the four implementations with [`dispatch!`].
+pub(crate) trait NodeKind {
+    /// Byte offset at which the kind's chunk index ends.
+    const INDEX_END: usize;
+
+    /// Initialises an empty node of this kind in size class `class`.
+    ///
+    /// # Safety
+    ///
+    /// `node` must be a fresh allocation of this kind's size for the class.
+    unsafe fn init(node: NonNull<u8>, class: usize);
+
+    /// The slot for `chunk`, if present.
+    ///
+    /// # Safety
+    ///
+    /// `node` is a live node of this kind with slots of type `S`.
+    unsafe fn find<S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>>;
+
+    /// Adds `chunk` with slot value `value`.
+    ///
+    /// # Safety
+    ///
+    /// As [`NodeKind::find`]; also `chunk` is absent and the node has room.
+    unsafe fn insert<S>(node: NonNull<u8>, chunk: u8, value: S);
+
+    /// Removes `chunk` and returns its slot value.
+    ///
+    /// # Safety
+    ///
+    /// As [`NodeKind::find`]; also `chunk` is present.
+    unsafe fn remove<S>(node: NonNull<u8>, chunk: u8) -> S;
+
+    /// The walk position of the first entry whose chunk is `>= chunk`.
+    ///
+    /// # Safety
+    ///
+    /// `node` is a live node of this kind.
+    unsafe fn seek(node: NonNull<u8>, chunk: u8) -> u16;
+
+    /// The first entry at or after walk position `pos`.
+    ///
+    /// # Safety
+    ///
+    /// As [`NodeKind::find`]; `pos` came from `seek` or an earlier entry.
+    unsafe fn entry_at<S>(node: NonNull<u8>, pos: u16) -> Option<Entry<S>>;
+
+    /// The entry with the largest chunk.
+    ///
+    /// # Safety
+    ///
+    /// As [`NodeKind::find`].
+    unsafe fn last<S>(node: NonNull<u8>) -> Option<(u8, NonNull<S>)>;
+}
+
+/// Runs `$body` with `$K` bound to the node type for `$kind`.
+macro_rules! dispatch {
+    ($kind:expr, $K:ident => $body:expr) => {
+        match $kind {
+            $crate::node::Kind::N4 => {
+                type $K = $crate::node::Node4;
+                $body
+            }
+            $crate::node::Kind::N16 => {
+                type $K = $crate::node::Node16;
+                $body
+            }
+            $crate::node::Kind::N48 => {
+                type $K = $crate::node::Node48;
+                $body
+            }
+            $crate::node::Kind::N256 => {
+                type $K = $crate::node::Node256;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use dispatch;
+
+#[cfg(test)]
+mod tests;

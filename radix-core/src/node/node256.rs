@@ -1,0 +1,130 @@
+//! node256: a child for every chunk value. Slot `c` belongs to chunk `c`; a
+//! 256-bit bitmap says which slots are in use, so walking the children
+//! skips empty stretches a word at a time.
+
+use core::ptr::NonNull;
+
+use super::{count, header, slot_ptr, write_header, Entry, Kind, NodeKind};
+
+/// The node256 kind.
+pub(crate) enum Node256 {}
+
+const BITMAP_AT: usize = 8;
+
+#[inline(always)]
+fn bitmap_word(node: NonNull<u8>, chunk: usize) -> NonNull<u64> {
+    // SAFETY: the four bitmap words lie inside every node256's allocation.
+    unsafe { node.byte_add(BITMAP_AT).cast::<u64>().add(chunk / 64) }
+}
+
+impl NodeKind for Node256 {
+    const INDEX_END: usize = BITMAP_AT + 32;
+
+    #[inline]
+    unsafe fn init(node: NonNull<u8>, class: usize) {
+        // SAFETY: the fresh allocation covers header and bitmap.
+        unsafe {
+            write_header(node, Kind::N256, class);
+            node.byte_add(BITMAP_AT).write_bytes(0, 32);
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn find<S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>> {
+        let chunk = chunk as usize;
+        // SAFETY: caller's contract; 256 slots exist.
+        unsafe {
+            if bitmap_word(node, chunk).read() & (1u64 << (chunk % 64)) == 0 {
+                None
+            } else {
+                Some(slot_ptr(node, Self::INDEX_END, chunk))
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn insert<S>(node: NonNull<u8>, chunk: u8, value: S) {
+        let chunk = chunk as usize;
+        // SAFETY: caller's contract; 256 slots exist.
+        unsafe {
+            let word = bitmap_word(node, chunk);
+            word.write(word.read() | (1u64 << (chunk % 64)));
+            slot_ptr::<S>(node, Self::INDEX_END, chunk).write(value);
+            (*header(node).as_ptr()).count += 1;
+        }
+    }
+
+    #[inline]
+    unsafe fn remove<S>(node: NonNull<u8>, chunk: u8) -> S {
+        let chunk = chunk as usize;
+        // SAFETY: caller's contract: the chunk's slot is in use.
+        unsafe {
+            let word = bitmap_word(node, chunk);
+            word.write(word.read() & !(1u64 << (chunk % 64)));
+            (*header(node).as_ptr()).count -= 1;
+            slot_ptr::<S>(node, Self::INDEX_END, chunk).read()
+        }
+    }
+
+    #[inline]
+    unsafe fn seek(_node: NonNull<u8>, chunk: u8) -> u16 {
+        chunk as u16
+    }
+
+    #[inline]
+    unsafe fn entry_at<S>(node: NonNull<u8>, pos: u16) -> Option<Entry<S>> {
+        let mut pos = pos as usize;
+        // SAFETY: caller's contract; 256 slots exist.
+        unsafe {
+            while pos < 256 {
+                let bits = bitmap_word(node, pos).read() >> (pos % 64);
+                if bits != 0 {
+                    let chunk = pos + bits.trailing_zeros() as usize;
+                    return Some(Entry {
+                        chunk: chunk as u8,
+                        slot: slot_ptr(node, Self::INDEX_END, chunk),
+                        next: chunk as u16 + 1,
+                    });
+                }
+                pos = (pos / 64 + 1) * 64;
+            }
+            None
+        }
+    }
+
+    #[inline]
+    unsafe fn last<S>(node: NonNull<u8>) -> Option<(u8, NonNull<S>)> {
+        // SAFETY: caller's contract; 256 slots exist.
+        unsafe {
+            for w in (0..4).rev() {
+                let bits = bitmap_word(node, w * 64).read();
+                if bits != 0 {
+                    let chunk = w * 64 + 63 - bits.leading_zeros() as usize;
+                    return Some((chunk as u8, slot_ptr(node, Self::INDEX_END, chunk)));
+                }
+            }
+            None
+        }
+    }
+}
+
+impl Node256 {
+    /// Whether the bitmap's population agrees with the count; for invariant
+    /// checks.
+    ///
+    /// # Safety
+    ///
+    /// `node` is a live node256.
+    pub(crate) unsafe fn check(node: NonNull<u8>) -> Result<(), &'static str> {
+        // SAFETY: caller's contract.
+        unsafe {
+            let ones: u32 = (0..4)
+                .map(|w| bitmap_word(node, w * 64).read().count_ones())
+                .sum();
+            if ones as usize != count(node) {
+                return Err("node256 count disagrees with its bitmap");
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,201 @@
+//! The sorted-array index shared by node4 and node16.
+//!
+//! Both kinds keep their chunks in a sorted byte array, with the slot for
+//! `chunks[i]` at slot `i`. They differ only in the array's length and in
+//! how they search it, which each kind supplies through [`ChunkSearch`].
+//! The whole chunk array is kept initialised (zeroes past `count`) so that a
+//! SIMD search may read all of it and mask the result by `count`.
+
+use core::ptr::NonNull;
+
+use super::{count, header, slot_ptr, write_header, Entry, Kind};
+
+/// Where the chunk array starts: right after the 4-byte header.
+pub(crate) const CHUNKS_AT: usize = 4;
+
+/// How a sorted kind searches its chunk array.
+pub(crate) trait ChunkSearch {
+    /// The kind.
+    const KIND: Kind;
+    /// Length of the chunk array.
+    const CHUNKS: usize;
+    /// Index of `chunk` among the first `count` chunks.
+    fn find(chunks: NonNull<u8>, count: usize, chunk: u8) -> Option<usize>;
+    /// Index of the first of the first `count` chunks that is `>= chunk`
+    /// (`count` when there is none).
+    fn lower_bound(chunks: NonNull<u8>, count: usize, chunk: u8) -> usize;
+}
+
+#[inline(always)]
+fn chunks(node: NonNull<u8>) -> NonNull<u8> {
+    // SAFETY: the chunk array lies inside every sorted node's allocation.
+    unsafe { node.byte_add(CHUNKS_AT) }
+}
+
+#[inline(always)]
+pub(crate) const fn index_end<K: ChunkSearch>() -> usize {
+    CHUNKS_AT + K::CHUNKS
+}
+
+/// # Safety
+///
+/// `node` is a fresh allocation for a sorted node of kind `K`.
+#[inline]
+pub(crate) unsafe fn init<K: ChunkSearch>(node: NonNull<u8>, class: usize) {
+    // SAFETY: the allocation covers header and chunk array.
+    unsafe {
+        write_header(node, K::KIND, class);
+        chunks(node).write_bytes(0, K::CHUNKS);
+    }
+}
+
+/// # Safety
+///
+/// `node` is a live sorted node of kind `K` with slots `S`.
+#[inline(always)]
+pub(crate) unsafe fn find<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>> {
+    // SAFETY: caller's contract; `i < count <= capacity`.
+    unsafe {
+        let i = K::find(chunks(node), count(node), chunk)?;
+        Some(slot_ptr(node, index_end::<K>(), i))
+    }
+}
+
+/// # Safety
+///
+/// As [`find`]; `chunk` is absent and `count < capacity`.
+#[inline(always)]
+pub(crate) unsafe fn insert<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8, value: S) {
+    // SAFETY: caller's contract; every index used is `<= count < capacity`.
+    unsafe {
+        let n = count(node);
+        let chunks = chunks(node);
+        // Keys inserted in order always land at the end: test that first.
+        let pos = if n == 0 || chunks.add(n - 1).read() < chunk {
+            n
+        } else {
+            K::lower_bound(chunks, n, chunk)
+        };
+        if pos < n {
+            chunks.add(pos).copy_to(chunks.add(pos + 1), n - pos);
+            let first = slot_ptr::<S>(node, index_end::<K>(), pos);
+            first.copy_to(first.add(1), n - pos);
+        }
+        chunks.add(pos).write(chunk);
+        slot_ptr::<S>(node, index_end::<K>(), pos).write(value);
+        (*header(node).as_ptr()).count = (n + 1) as u16;
+    }
+}
+
+/// # Safety
+///
+/// As [`find`]; `chunk` is present.
+#[inline]
+pub(crate) unsafe fn remove<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8) -> S {
+    // SAFETY: caller's contract; `pos < count`.
+    unsafe {
+        let n = count(node);
+        let chunks = chunks(node);
+        let pos = K::find(chunks, n, chunk).expect("removed chunk is present");
+        let slot = slot_ptr::<S>(node, index_end::<K>(), pos);
+        let value = slot.read();
+        chunks.add(pos + 1).copy_to(chunks.add(pos), n - pos - 1);
+        chunks.add(n - 1).write(0);
+        slot.add(1).copy_to(slot, n - pos - 1);
+        (*header(node).as_ptr()).count = (n - 1) as u16;
+        value
+    }
+}
+
+/// # Safety
+///
+/// `node` is a live sorted node of kind `K`.
+#[inline]
+pub(crate) unsafe fn seek<K: ChunkSearch>(node: NonNull<u8>, chunk: u8) -> u16 {
+    // SAFETY: caller's contract.
+    unsafe { K::lower_bound(chunks(node), count(node), chunk) as u16 }
+}
+
+/// # Safety
+///
+/// As [`find`].
+#[inline(always)]
+pub(crate) unsafe fn entry_at<K: ChunkSearch, S>(node: NonNull<u8>, pos: u16) -> Option<Entry<S>> {
+    let pos = pos as usize;
+    // SAFETY: caller's contract; `pos < count`.
+    unsafe {
+        if pos >= count(node) {
+            return None;
+        }
+        Some(Entry {
+            chunk: chunks(node).add(pos).read(),
+            slot: slot_ptr(node, index_end::<K>(), pos),
+            next: (pos + 1) as u16,
+        })
+    }
+}
+
+/// # Safety
+///
+/// As [`find`].
+#[inline]
+pub(crate) unsafe fn last<K: ChunkSearch, S>(node: NonNull<u8>) -> Option<(u8, NonNull<S>)> {
+    // SAFETY: caller's contract; `n - 1 < count`.
+    unsafe {
+        let n = count(node);
+        if n == 0 {
+            return None;
+        }
+        Some((
+            chunks(node).add(n - 1).read(),
+            slot_ptr(node, index_end::<K>(), n - 1),
+        ))
+    }
+}
+
+/// Implements [`NodeKind`](super::NodeKind) for a sorted kind by
+/// forwarding to this module.
+macro_rules! sorted_node_kind {
+    ($ty:ty) => {
+        impl $crate::node::NodeKind for $ty {
+            const INDEX_END: usize = $crate::node::sorted::index_end::<$ty>();
+
+            #[inline(always)]
+            unsafe fn init(node: NonNull<u8>, class: usize) {
+                // SAFETY: forwarded contract.
+                unsafe { $crate::node::sorted::init::<$ty>(node, class) }
+            }
+            #[inline(always)]
+            unsafe fn find<S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>> {
+                // SAFETY: forwarded contract.
+                unsafe { $crate::node::sorted::find::<$ty, S>(node, chunk) }
+            }
+            #[inline(always)]
+            unsafe fn insert<S>(node: NonNull<u8>, chunk: u8, value: S) {
+                // SAFETY: forwarded contract.
+                unsafe { $crate::node::sorted::insert::<$ty, S>(node, chunk, value) }
+            }
+            #[inline(always)]
+            unsafe fn remove<S>(node: NonNull<u8>, chunk: u8) -> S {
+                // SAFETY: forwarded contract.
+                unsafe { $crate::node::sorted::remove::<$ty, S>(node, chunk) }
+            }
+            #[inline(always)]
+            unsafe fn seek(node: NonNull<u8>, chunk: u8) -> u16 {
+                // SAFETY: forwarded contract.
+                unsafe { $crate::node::sorted::seek::<$ty>(node, chunk) }
+            }
+            #[inline(always)]
+            unsafe fn entry_at<S>(node: NonNull<u8>, pos: u16) -> Option<$crate::node::Entry<S>> {
+                // SAFETY: forwarded contract.
+                unsafe { $crate::node::sorted::entry_at::<$ty, S>(node, pos) }
+            }
+            #[inline(always)]
+            unsafe fn last<S>(node: NonNull<u8>) -> Option<(u8, NonNull<S>)> {
+                // SAFETY: forwarded contract.
+                unsafe { $crate::node::sorted::last::<$ty, S>(node) }
+            }
+        }
+    };
+}
+pub(crate) use sorted_node_kind;

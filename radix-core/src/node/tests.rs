@@ -1,0 +1,134 @@
+//! Node-level tests: every kind through insert, find, walk, remove, at every
+//! class boundary, with chunks ascending and descending.
+
+use core::alloc::Layout;
+use core::ptr::NonNull;
+
+use super::*;
+
+/// A node allocation big enough for any kind with `u64` slots.
+struct Scratch {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+impl Scratch {
+    fn new() -> Self {
+        let layout = Layout::from_size_align(node_size::<u64>(Kind::N256, 256), 8).unwrap();
+        // SAFETY: non-zero size.
+        let ptr = NonNull::new(unsafe { std::alloc::alloc(layout) }).unwrap();
+        Self { ptr, layout }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) };
+    }
+}
+
+fn exercise<K: NodeKind>(capacity: usize, chunks: &[u8]) {
+    let scratch = Scratch::new();
+    let node = scratch.ptr;
+    // SAFETY: the scratch allocation is large enough for any kind.
+    unsafe {
+        K::init(node, 0);
+        for (i, &c) in chunks.iter().take(capacity).enumerate() {
+            assert!(K::find::<u64>(node, c).is_none());
+            K::insert::<u64>(node, c, c as u64 * 3);
+            assert_eq!(count(node), i + 1);
+        }
+        let inserted: Vec<u8> = chunks.iter().take(capacity).copied().collect();
+        for &c in &inserted {
+            assert_eq!(K::find::<u64>(node, c).unwrap().read(), c as u64 * 3);
+        }
+        // The walk is ascending and complete.
+        let mut walked = Vec::new();
+        let mut pos = 0;
+        while let Some(e) = K::entry_at::<u64>(node, pos) {
+            assert_eq!(e.slot.read(), e.chunk as u64 * 3);
+            walked.push(e.chunk);
+            pos = e.next;
+        }
+        let mut sorted = inserted.clone();
+        sorted.sort_unstable();
+        assert_eq!(walked, sorted);
+        assert_eq!(K::last::<u64>(node).map(|(c, _)| c), sorted.last().copied());
+        // Seek finds the first chunk not below its argument.
+        for probe in 0..=255u8 {
+            let expect = sorted.iter().copied().find(|&c| c >= probe);
+            let got = K::entry_at::<u64>(node, K::seek(node, probe)).map(|e| e.chunk);
+            assert_eq!(got, expect, "seek {probe}");
+        }
+        // Delete and re-insert every chunk repeatedly (PostgreSQL's node48
+        // bug looped forever here).
+        for round in 0..3 {
+            for &c in &inserted {
+                assert_eq!(K::remove::<u64>(node, c), c as u64 * 3);
+                assert!(K::find::<u64>(node, c).is_none(), "round {round}");
+                K::insert::<u64>(node, c, c as u64 * 3);
+                assert_eq!(count(node), inserted.len());
+            }
+        }
+        for (i, &c) in inserted.iter().enumerate() {
+            K::remove::<u64>(node, c);
+            assert_eq!(count(node), inserted.len() - i - 1);
+        }
+        assert!(K::entry_at::<u64>(node, 0).is_none());
+    }
+}
+
+fn orders(n: usize) -> Vec<Vec<u8>> {
+    let asc: Vec<u8> = (0..n).map(|i| (i * 255 / n.max(1)) as u8).collect();
+    let desc: Vec<u8> = asc.iter().rev().copied().collect();
+    let mixed: Vec<u8> = (0..n).map(|i| ((i * 97 + 13) % 256) as u8).collect();
+    let mut mixed = mixed;
+    mixed.dedup();
+    vec![asc, desc, mixed]
+}
+
+#[test]
+fn node4_every_boundary() {
+    for cap in 1..=4 {
+        for order in orders(cap) {
+            exercise::<Node4>(cap, &order);
+        }
+    }
+}
+
+#[test]
+fn node16_every_boundary() {
+    for cap in [5, 15, 16, 17, 31, 32] {
+        for order in orders(cap) {
+            exercise::<Node16>(cap, &order);
+        }
+    }
+}
+
+#[test]
+fn node48_every_boundary() {
+    for cap in [33, 47, 48, 63, 64] {
+        for order in orders(cap) {
+            exercise::<Node48>(cap, &order);
+        }
+    }
+}
+
+#[test]
+fn node256_every_boundary() {
+    let all: Vec<u8> = (0..=255).collect();
+    exercise::<Node256>(256, &all);
+    let rev: Vec<u8> = (0..=255).rev().collect();
+    exercise::<Node256>(256, &rev);
+    exercise::<Node256>(100, &orders(100)[2]);
+}
+
+#[test]
+fn node_sizes_match_postgres() {
+    assert_eq!(node_size::<u64>(Kind::N4, 4), 40);
+    assert_eq!(node_size::<u64>(Kind::N16, 16), 168);
+    assert_eq!(node_size::<u64>(Kind::N16, 32), 296);
+    assert_eq!(node_size::<u64>(Kind::N48, 64), 784);
+    assert_eq!(node_size::<u64>(Kind::N256, 256), 2088);
+}

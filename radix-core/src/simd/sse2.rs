@@ -1,0 +1,52 @@
+//! SSE2 search: two 16-byte compares and two move-masks.
+//!
+//! SSE2 has no unsigned byte comparison, so `c >= key` is computed as
+//! `max_epu8(c, key) == c`, which is exact for unsigned bytes.
+
+#[cfg(target_arch = "x86")]
+use core::arch::x86::*;
+#[cfg(target_arch = "x86_64")]
+use core::arch::x86_64::*;
+
+use super::GROUP_BYTES;
+
+#[inline(always)]
+fn halves(chunks: &[u8; GROUP_BYTES]) -> (__m128i, __m128i) {
+    // SAFETY: SSE2 is enabled on this target (module cfg); both unaligned
+    // loads read 16 bytes inside the 32-byte array.
+    unsafe {
+        let p = chunks.as_ptr().cast::<__m128i>();
+        (_mm_loadu_si128(p), _mm_loadu_si128(p.add(1)))
+    }
+}
+
+#[inline(always)]
+fn join(lo: __m128i, hi: __m128i) -> u32 {
+    // SAFETY: SSE2 is enabled on this target.
+    unsafe { (_mm_movemask_epi8(lo) as u32 & 0xFFFF) | ((_mm_movemask_epi8(hi) as u32) << 16) }
+}
+
+/// Bit `i` set when `chunks[i] == key`.
+#[inline(always)]
+pub fn eq_mask(chunks: &[u8; GROUP_BYTES], key: u8) -> u32 {
+    let (lo, hi) = halves(chunks);
+    // SAFETY: SSE2 is enabled on this target.
+    unsafe {
+        let k = _mm_set1_epi8(key as i8);
+        join(_mm_cmpeq_epi8(lo, k), _mm_cmpeq_epi8(hi, k))
+    }
+}
+
+/// Bit `i` set when `chunks[i] >= key` (unsigned).
+#[inline(always)]
+pub fn ge_mask(chunks: &[u8; GROUP_BYTES], key: u8) -> u32 {
+    let (lo, hi) = halves(chunks);
+    // SAFETY: SSE2 is enabled on this target.
+    unsafe {
+        let k = _mm_set1_epi8(key as i8);
+        join(
+            _mm_cmpeq_epi8(_mm_max_epu8(lo, k), lo),
+            _mm_cmpeq_epi8(_mm_max_epu8(hi, k), hi),
+        )
+    }
+}

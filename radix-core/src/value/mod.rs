@@ -1,0 +1,105 @@
+//! Value layouts: how a value sits in a last-level slot.
+//!
+//! A layout is chosen at compile time by the configuration and decides the
+//! last-level node's slot type:
+//!
+//! | layout | slot | when |
+//! |---|---|---|
+//! | [`Embedded<V>`] | one word holding `V`'s bytes | `V` fits a pointer-sized, pointer-aligned word |
+//! | [`Leaf<V>`] | one word holding a pointer to `V` | any `V`: one allocation per value |
+//! | [`Auto<V>`] | embedded when `V` fits, otherwise a leaf | the default; the branch is on a constant |
+//! | [`Varlen<V>`] | embedded with the tag bit when the value is small at run time, otherwise a pointer to a leaf of its size | [`VarlenValue`] types such as the TID store's entries |
+//! | [`Inline<V>`] | `V` itself: last-level nodes become leaf nodes with `V` slots | values of 9 to about 64 bytes, saving a pointer and an allocation each |
+//!
+//! Slots are moved with plain memory copies when nodes grow or shrink, which
+//! is sound for every Rust value. A layout turns an input into a slot value
+//! *before* the tree makes room for it, so a panic in user code (a
+//! [`VarlenValue`] method) can never leave a node with a half-written slot.
+
+mod inline;
+mod varlen;
+mod word;
+
+use core::ptr::NonNull;
+
+pub use inline::Inline;
+pub use varlen::{VarBytes, Varlen, VarlenValue, TAG_BIT};
+pub use word::{Auto, Embedded, Leaf, SlotWord, Word};
+
+use crate::mem::Memory;
+
+/// How values are stored in last-level slots.
+///
+/// # Safety
+///
+/// `get` must return a reference valid for as long as the slot is neither
+/// moved out by `take` nor dropped; `into_slot`, `take` and `drop_slot` must
+/// balance every allocation they make.
+pub unsafe trait ValueLayout {
+    /// The type a lookup returns a reference to.
+    type Value: ?Sized;
+    /// What a last-level node stores per key.
+    type Slot;
+    /// What `insert` takes: the value, or for [`Varlen`] a reference to it.
+    type Input<'a>
+    where
+        Self: 'a;
+    /// What `insert` and `remove` give back for a previous value: `Option<V>`,
+    /// or for [`Varlen`] whether there was one.
+    type Old;
+    /// A short name for the layout, for `Debug` output and statistics.
+    const NAME: &'static str;
+    /// Whether dropping or clearing the tree must visit every slot (values
+    /// with `Drop`, or leaves to free). When false, clearing the tree just
+    /// releases its slab blocks.
+    const VISIT_ON_DROP: bool;
+
+    /// The `Old` value meaning "there was none".
+    fn absent() -> Self::Old;
+
+    /// Turns an input into a slot value, allocating a leaf if needed.
+    fn into_slot<M: Memory>(input: Self::Input<'_>, mem: &mut M) -> Self::Slot;
+
+    /// The value a slot holds.
+    ///
+    /// # Safety
+    ///
+    /// `slot` holds a live slot value; the reference must not outlive it.
+    unsafe fn get<'a>(slot: NonNull<Self::Slot>) -> &'a Self::Value;
+
+    /// Consumes a slot value that has been removed from its node.
+    ///
+    /// # Safety
+    ///
+    /// `slot` is a live slot value from `into_slot` on the same `mem`.
+    unsafe fn take<M: Memory>(slot: Self::Slot, mem: &mut M) -> Self::Old;
+
+    /// Drops the slot value in place, freeing its leaf.
+    ///
+    /// # Safety
+    ///
+    /// As for `take`; the slot is dead afterwards.
+    unsafe fn drop_slot<M: Memory>(slot: NonNull<Self::Slot>, mem: &mut M);
+
+    /// Whether the slot's value lives in a separate leaf allocation.
+    ///
+    /// # Safety
+    ///
+    /// `slot` holds a live slot value.
+    unsafe fn is_leaf(slot: NonNull<Self::Slot>) -> bool;
+}
+
+/// Layouts whose values are sized and may be changed in place.
+///
+/// # Safety
+///
+/// As for [`ValueLayout::get`].
+pub unsafe trait MutableLayout: ValueLayout {
+    /// The value a slot holds, mutably.
+    ///
+    /// # Safety
+    ///
+    /// `slot` holds a live slot value, and nothing else refers to it while
+    /// the reference lives.
+    unsafe fn get_mut<'a>(slot: NonNull<Self::Slot>) -> &'a mut Self::Value;
+}

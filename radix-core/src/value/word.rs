@@ -1,0 +1,142 @@
+//! One-word slots: embedded values and single-value leaves.
+//!
+//! The slot is one pointer-sized word. A value that fits a word (size and
+//! alignment at most a pointer's) is stored in it directly; any other value
+//! lives in a leaf allocation and the word points to it. Which one applies
+//! is a constant per value type, so the branch disappears when compiled.
+
+use core::alloc::Layout;
+use core::marker::PhantomData;
+use core::mem::{align_of, needs_drop, size_of, MaybeUninit};
+use core::ptr::NonNull;
+
+use super::{MutableLayout, ValueLayout};
+use crate::mem::Memory;
+
+/// A pointer-sized slot holding either a value's bytes or a pointer to its
+/// leaf. It is `MaybeUninit` because an embedded value may have padding.
+#[repr(transparent)]
+pub struct SlotWord(pub(crate) MaybeUninit<*mut u8>);
+
+/// The one-word layout. `EMBED` allows embedding values that fit;
+/// use the aliases [`Auto`], [`Embedded`] and [`Leaf`].
+pub struct Word<V, const EMBED: bool>(PhantomData<V>);
+
+/// Embedded when `V` fits a word, otherwise a leaf.
+pub type Auto<V> = Word<V, true>;
+
+/// `V` stored in the slot word itself. The `radix_tree!` macro checks at
+/// compile time that `V` fits; PostgreSQL calls this an embedded value.
+pub type Embedded<V> = Word<V, true>;
+
+/// Every `V` in its own leaf allocation, the slot pointing to it.
+pub type Leaf<V> = Word<V, false>;
+
+impl<V, const EMBED: bool> Word<V, EMBED> {
+    /// Whether values are stored in the slot word rather than in leaves.
+    pub const EMBEDS: bool = EMBED
+        && size_of::<V>() <= size_of::<SlotWord>()
+        && align_of::<V>() <= align_of::<SlotWord>();
+
+    #[inline(always)]
+    unsafe fn leaf(slot: NonNull<SlotWord>) -> NonNull<V> {
+        // SAFETY: the caller promises the slot holds a leaf pointer, which
+        // `into_slot` wrote from a non-null allocation.
+        unsafe { NonNull::new_unchecked(slot.cast::<*mut V>().read()) }
+    }
+}
+
+// SAFETY: embedded values live in the slot and are read/dropped exactly
+// once; leaves are allocated with `Layout::new::<V>()` and freed with it.
+unsafe impl<V, const EMBED: bool> ValueLayout for Word<V, EMBED> {
+    type Value = V;
+    type Slot = SlotWord;
+    type Input<'a>
+        = V
+    where
+        Self: 'a;
+    type Old = Option<V>;
+    const NAME: &'static str = if Self::EMBEDS { "embedded" } else { "leaf" };
+    const VISIT_ON_DROP: bool = !Self::EMBEDS || needs_drop::<V>();
+
+    #[inline(always)]
+    fn absent() -> Option<V> {
+        None
+    }
+
+    #[inline(always)]
+    fn into_slot<M: Memory>(value: V, mem: &mut M) -> SlotWord {
+        let mut word = MaybeUninit::<*mut u8>::uninit();
+        if Self::EMBEDS {
+            // SAFETY: `V` fits the word in size and alignment.
+            unsafe { word.as_mut_ptr().cast::<V>().write(value) };
+        } else {
+            let leaf = mem.alloc_leaf(Layout::new::<V>()).cast::<V>();
+            // SAFETY: a fresh allocation for one `V`.
+            unsafe { leaf.write(value) };
+            word.write(leaf.as_ptr().cast());
+        }
+        SlotWord(word)
+    }
+
+    #[inline(always)]
+    unsafe fn get<'a>(slot: NonNull<SlotWord>) -> &'a V {
+        // SAFETY: the slot holds a live value, embedded or in its leaf.
+        unsafe {
+            if Self::EMBEDS {
+                slot.cast::<V>().as_ref()
+            } else {
+                Self::leaf(slot).as_ref()
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn take<M: Memory>(slot: SlotWord, mem: &mut M) -> Option<V> {
+        // SAFETY: the slot value is live and consumed here exactly once.
+        unsafe {
+            if Self::EMBEDS {
+                Some(slot.0.as_ptr().cast::<V>().read())
+            } else {
+                let leaf = NonNull::new_unchecked(slot.0.assume_init().cast::<V>());
+                let value = leaf.read();
+                mem.free_leaf(leaf.cast(), Layout::new::<V>());
+                Some(value)
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn drop_slot<M: Memory>(slot: NonNull<SlotWord>, mem: &mut M) {
+        // SAFETY: the slot value is live and dropped here exactly once.
+        unsafe {
+            if Self::EMBEDS {
+                slot.cast::<V>().drop_in_place();
+            } else {
+                let leaf = Self::leaf(slot);
+                leaf.drop_in_place();
+                mem.free_leaf(leaf.cast(), Layout::new::<V>());
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn is_leaf(_slot: NonNull<SlotWord>) -> bool {
+        !Self::EMBEDS
+    }
+}
+
+// SAFETY: as `get`, with exclusive access promised by the caller.
+unsafe impl<V, const EMBED: bool> MutableLayout for Word<V, EMBED> {
+    #[inline(always)]
+    unsafe fn get_mut<'a>(slot: NonNull<SlotWord>) -> &'a mut V {
+        // SAFETY: the slot holds a live value; access is exclusive.
+        unsafe {
+            if Self::EMBEDS {
+                slot.cast::<V>().as_mut()
+            } else {
+                Self::leaf(slot).as_mut()
+            }
+        }
+    }
+}
