@@ -47,7 +47,7 @@
 //! type-checked and debuggable. The [`radix_tree!`] macro declares a
 //! configuration, validates it, and emits a named, documented map type:
 //!
-//! ```ignore
+//! ```
 //! radix_core::radix_tree! {
 //!     /// Maps block numbers to visibility bits.
 //!     pub struct BlockMap {
@@ -75,6 +75,8 @@ pub mod node;
 pub mod ptr;
 pub mod simd;
 mod stats;
+#[cfg(test)]
+mod tests;
 mod tree;
 pub mod value;
 mod verify;

@@ -103,15 +103,15 @@ pub(crate) unsafe fn seek(node: NodePtr, chunk: u8) -> u16 {
     unsafe { dispatch!(node.kind(), K => K::seek(node.addr(), chunk)) }
 }
 
-/// The entry of `node` with the largest chunk.
+/// The last entry of `node` before walk position `end`.
 ///
 /// # Safety
 ///
 /// `node` is live and its slots are `S`.
 #[inline(always)]
-pub(crate) unsafe fn last_entry<S>(node: NodePtr) -> Option<(u8, NonNull<S>)> {
+pub(crate) unsafe fn entry_before<S>(node: NodePtr, end: u16) -> Option<Entry<S>> {
     // SAFETY: forwarded contract.
-    unsafe { dispatch!(node.kind(), K => K::last::<S>(node.addr())) }
+    unsafe { dispatch!(node.kind(), K => K::entry_before::<S>(node.addr(), end)) }
 }
 
 /// Visits every node below and including `root`, parents before children,
@@ -168,9 +168,20 @@ impl<C: Config> RawTree<C> {
         Self::with_memory(C::Memory::with_pools(&specs[..count]))
     }
 
-    /// An empty tree over a memory back end made by the caller, who must
-    /// have built it with [`RawTree::pool_specs`].
+    /// An empty tree over a memory back end made by the caller from
+    /// [`RawTree::pool_specs`], for example with a block limit or in
+    /// insert-only mode.
+    ///
+    /// # Panics
+    ///
+    /// If the back end was built for other pools (another configuration's):
+    /// its nodes could be too small. That is a bug in the caller.
     pub fn with_memory(mem: C::Memory) -> Self {
+        let (specs, count) = Pools::<C>::specs();
+        assert!(
+            mem.serves(&specs[..count]),
+            "memory back end built for other node pools; build it from RawTree::pool_specs()"
+        );
         Self {
             root: None,
             root_shift: 0,
@@ -390,7 +401,7 @@ impl<C: Config> RawTree<C> {
         if self.len == 0 {
             self.root = None;
             // SAFETY: every node has been freed; none is used again.
-            unsafe { self.mem.release_nodes() };
+            unsafe { self.mem.release_all() };
         } else {
             self.drop_levels();
         }
@@ -406,7 +417,7 @@ impl<C: Config> RawTree<C> {
         self.len = 0;
         if let (Some(root), true) = (root, LayoutOf::<C>::VISIT_ON_DROP) {
             let mem = &mut self.mem;
-            // SAFETY: the detached tree is live until `release_nodes`; each
+            // SAFETY: the detached tree is live until `release_all`; each
             // value slot is dropped exactly once.
             unsafe {
                 walk_nodes(root, self.root_shift, |node, shift| {
@@ -421,25 +432,7 @@ impl<C: Config> RawTree<C> {
             }
         }
         // SAFETY: the tree is detached; no node is used again.
-        unsafe { self.mem.release_nodes() };
-    }
-
-    /// The entry with the largest key.
-    pub fn last_key_value(&self) -> Option<(C::Key, &ValueOf<C>)> {
-        let (mut node, mut shift) = self.root()?;
-        let mut key = C::Key::MIN;
-        // SAFETY: nodes reachable from the root are live; non-empty nodes
-        // always have a last entry.
-        unsafe {
-            while shift > 0 {
-                let (chunk, slot) = last_entry::<NodePtr>(node)?;
-                key = key.with_chunk(shift, chunk);
-                node = slot.read();
-                shift -= SPAN;
-            }
-            let (chunk, slot) = last_entry::<SlotOf<C>>(node)?;
-            Some((key.with_chunk(0, chunk), LayoutOf::<C>::get(slot)))
-        }
+        unsafe { self.mem.release_all() };
     }
 
     /// Adds a level above the root: a new root whose chunk 0 is the old one.
@@ -546,6 +539,11 @@ impl<C: Config> RawTree<C> {
     /// Moves the node at `loc` into a smaller class when it has become
     /// sparse enough.
     ///
+    /// With unusual class lists a shrink target can itself be at or below
+    /// its own threshold (classes 33 and 32 of different kinds, say), so the
+    /// node moves straight to the last class in that chain: every node then
+    /// stays above its class's threshold, which `verify` checks.
+    ///
     /// # Safety
     ///
     /// As for `add_child`.
@@ -558,11 +556,17 @@ impl<C: Config> RawTree<C> {
     ) {
         // SAFETY: forwarded contract.
         unsafe {
+            let count = node::count(node.addr());
             let class = node::class(node.addr());
-            if let Some((target, threshold)) = Self::SHRINK[class] {
-                if node::count(node.addr()) <= threshold {
-                    loc.write(Self::convert::<S>(mem, node, target, shift));
+            let mut target = class;
+            while let Some((smaller, threshold)) = Self::SHRINK[target] {
+                if count > threshold {
+                    break;
                 }
+                target = smaller;
+            }
+            if target != class {
+                loc.write(Self::convert::<S>(mem, node, target, shift));
             }
         }
     }

@@ -26,7 +26,7 @@ impl<C: Config> RawTree<C> {
     /// per pool equal the nodes reached.
     pub fn verify(&self) -> Result<(), String> {
         let Some((root, root_shift)) = self.root() else {
-            if self.len() != 0 {
+            if !self.is_empty() {
                 return Err(format!("empty tree with len {}", self.len()));
             }
             for pool in 0..Pools::<C>::COUNT {

@@ -1,10 +1,98 @@
-//! The `radix_tree!` macro (placeholder while it is written).
+//! The `radix_tree!` macro: declares a compile-time specialised radix tree
+//! type. Use it through `radix_core::radix_tree!`, which re-exports it.
+//!
+//! The macro emits declarations only: a configuration type implementing
+//! `radix_core::Config`, compile-time checks of that configuration, and a
+//! documented newtype around `radix_core::RawTree` whose methods delegate to
+//! the engine. Every algorithm lives once, in `radix-core`.
+//!
+//! The work is split by stage, one module each:
+//!
+//! - `parse`: the invocation's token structure;
+//! - `validate`: meaning (required and duplicate fields, supported key
+//!   types, known layouts), reported with spans on the offending tokens;
+//! - `emit`: the configuration, its checks, the type and its aliases,
+//!   with `methods` and `traits` for the impls and `docs` for the
+//!   generated documentation.
+
 use proc_macro::TokenStream;
 
-/// Declares a radix tree type.
+mod docs;
+mod emit;
+mod methods;
+mod parse;
+mod traits;
+mod validate;
+
+/// Declares a radix tree type: an ordered map from unsigned integer keys to
+/// values, specialised at compile time for one configuration.
+///
+/// ```ignore
+/// radix_core::radix_tree! {
+///     /// Maps block numbers to visibility bits.
+///     pub struct BlockMap {
+///         key: u32,
+///         value: u64,
+///     }
+/// }
+///
+/// let mut m = BlockMap::new();
+/// m.insert(7, 0b1011);
+/// assert_eq!(m.get(7), Some(&0b1011));
+/// ```
+///
+/// (The example is tested in `radix_core`'s crate documentation and
+/// examples.)
+///
+/// # Syntax
+///
+/// ```text
+/// radix_tree! {
+///     /// doc comments, #[allow(..)] and #[cfg(..)] attributes
+///     VISIBILITY struct NAME {
+///         key: u8 | u16 | u32 | u64 | u128,          // required
+///         value: TYPE,                               // required
+///         layout: auto | embedded | leaf | inline | varlen,  // default auto
+///         memory: local,                             // default local
+///         size_classes: [4, 16, 32, 64, 256],        // default as shown
+///         delete: true | false,                      // default true
+///     }
+/// }
+/// ```
+///
+/// Fields may come in any order, each at most once. The layouts are those
+/// of `radix_core::value`: `auto` embeds a value that fits a pointer-sized
+/// word and otherwise allocates a leaf; `embedded` requires that it fits (a
+/// compile error otherwise); `leaf` always allocates; `inline` stores values
+/// in last-level leaf nodes; `varlen` stores a `radix_core::value::VarlenValue`
+/// such as `VarBytes`, embedded or as a leaf depending on its run-time size.
+/// `memory: shared` is reserved for shared-memory trees, which are not
+/// available yet. Size classes follow the rules of
+/// `radix_core::SizeClasses::new`, checked at compile time.
+///
+/// # What it declares
+///
+/// For `struct NAME`:
+///
+/// - `NAME`, with `new`, `with_memory` and `pool_specs` (a tree over a
+///   memory back end built by the caller), `len`, `is_empty`, `get`,
+///   `get_mut` (not for varlen), `contains_key`, `insert`, `remove` (only
+///   with `delete: true`), `clear`, `iter`, `range`, `keys`, `values`,
+///   `first_key_value`, `last_key_value`, `memory_usage`, `stats`, `verify`
+///   and `as_raw`, and the traits `Default`, `Debug` (when the value is
+///   `Debug`), `Extend`, `FromIterator` and `IntoIterator` for `&NAME`.
+///   For varlen, `insert` takes `&V` and `insert`/`remove` return whether
+///   the key was present; `Extend` and `FromIterator` take `(key, &V)`.
+/// - `NAMEIter<'a>`, `NAMERange<'a>`, `NAMEKeys<'a>` and `NAMEValues<'a>`,
+///   the iterator types.
+/// - `NAMEConfig`, the hidden configuration type.
+///
+/// All share the struct's visibility.
 #[proc_macro]
-pub fn radix_tree(_input: TokenStream) -> TokenStream {
-    "compile_error!(\"radix_tree! is not written yet\");"
-        .parse()
-        .unwrap()
+pub fn radix_tree(input: TokenStream) -> TokenStream {
+    let invocation = syn::parse_macro_input!(input as parse::Invocation);
+    match validate::validate(invocation) {
+        Ok(spec) => emit::emit(&spec).into(),
+        Err(error) => error.to_compile_error().into(),
+    }
 }

@@ -1,5 +1,28 @@
-//! The TID store: dead tuple identifiers on a radix tree.
+//! # The TID store: dead tuples of a huge table in a few megabytes
 //!
-//! This crate is reserved for the dead-tuple store built on
-//! [`radix_core`]'s varlen layout; its implementation is tracked as its own
-//! issue and lands separately.
+//! Lazy vacuum collects the identifiers (TIDs) of dead tuples while it scans
+//! a table's heap, then scans every index once and asks, for each index
+//! entry, "is this TID dead?". Before PostgreSQL 17 the TIDs sat in a sorted
+//! array of 6-byte entries, allocated whole up front and capped at 1 GB;
+//! when it filled, vacuum had to stop and scan every index again.
+//!
+//! [`TidStore`] keeps the TIDs in a radix tree keyed by block number
+//! ([`radix_core`], through `radix_tree!` with the `varlen` layout). Each
+//! block's dead offsets form one entry: up to three offsets, or a contiguous
+//! run of any length, live inline in the tree's slot with no allocation;
+//! other sets are a bitmap of `max_offset / 64 + 1` words. The result is a
+//! fraction of a byte per dead TID for typical vacuums, and a lookup that
+//! is a short tree descent plus one bit test.
+//!
+//! The caller gives a memory budget and checks [`TidStore::is_full`]:
+//! [`TidStore::memory_usage`] is the bytes the store really holds, and no
+//! single allocation block exceeds a sixteenth of the budget.
+
+mod entry;
+mod error;
+mod store;
+mod tid;
+
+pub use error::TidStoreError;
+pub use store::{BlockOffsets, DeadBlock, Iter, TidStore};
+pub use tid::{Tid, MAX_OFFSET};

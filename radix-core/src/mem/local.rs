@@ -8,11 +8,16 @@
 //! is what the process really holds.
 //!
 //! Blocks are returned to the system when the tree is cleared or its last
-//! key is deleted ([`Memory::release_nodes`]); a tree that shrinks without
+//! key is deleted ([`Memory::release_all`]); a tree that shrinks without
 //! emptying keeps its blocks for reuse. That trades some memory for
 //! simplicity and speed: a dead-tuple store fills, is read, and is reset.
 //!
-//! Leaves come from the global allocator and are counted by their size.
+//! Leaves come from the global allocator and are counted by their size, or,
+//! in *insert-only* mode ([`LocalMemory::insert_only`]), from bump arenas
+//! ([`bumpalo`]) with no per-leaf allocator header, as PostgreSQL's vacuum
+//! does for its TID store. A freed bump leaf's space is not reused until the
+//! tree is emptied. Arenas are fixed-size chunks no larger than the block
+//! limit, so a memory budget is not overshot by one doubling chunk.
 
 use core::alloc::Layout;
 use core::fmt;
@@ -122,10 +127,50 @@ impl Slab {
     }
 }
 
-/// Process-local memory: slabs for nodes, the global allocator for leaves.
+/// Largest bump arena chunk; leaves of a dead-tuple store are small.
+const MAX_ARENA_BYTES: usize = 1 << 20;
+/// Smallest bump arena chunk.
+const MIN_ARENA_BYTES: usize = 4 << 10;
+
+/// Fixed-size bump arenas for insert-only leaves.
+struct Arenas {
+    chunk: usize,
+    /// The newest arena is last; earlier ones are full.
+    arenas: Vec<bumpalo::Bump>,
+}
+
+impl Arenas {
+    fn alloc(&mut self, layout: Layout) -> NonNull<u8> {
+        if let Some(ptr) = self
+            .arenas
+            .last()
+            .and_then(|a| a.try_alloc_layout(layout).ok())
+        {
+            return ptr;
+        }
+        // A new arena whose one chunk is all it may hold: a limit equal to
+        // what it already holds stops bumpalo from growing it by doubling.
+        // (A limit below that would read as no limit at all.)
+        let arena = bumpalo::Bump::with_capacity(self.chunk.max(layout.size() + layout.align()));
+        arena.set_allocation_limit(Some(arena.allocated_bytes()));
+        let ptr = arena
+            .try_alloc_layout(layout)
+            .unwrap_or_else(|_| handle_alloc_error(layout));
+        self.arenas.push(arena);
+        ptr
+    }
+
+    fn bytes(&self) -> usize {
+        self.arenas.iter().map(bumpalo::Bump::allocated_bytes).sum()
+    }
+}
+
+/// Process-local memory: slabs for nodes; the global allocator or bump
+/// arenas for leaves.
 pub struct LocalMemory {
     slabs: Vec<Slab>,
     leaf_bytes: usize,
+    arenas: Option<Arenas>,
 }
 
 impl LocalMemory {
@@ -137,7 +182,26 @@ impl LocalMemory {
         Self {
             slabs: pools.iter().map(|&p| Slab::new(p, max_block)).collect(),
             leaf_bytes: 0,
+            arenas: None,
         }
+    }
+
+    /// Like [`with_block_limit`](Self::with_block_limit), but leaves come
+    /// from bump arenas of at most `max_block` bytes (and at most 1 MiB):
+    /// no allocator header per leaf, and a removed or replaced leaf's space
+    /// is only reclaimed when the tree is emptied.
+    pub fn insert_only(pools: &[PoolSpec], max_block: usize) -> Self {
+        let mut memory = Self::with_block_limit(pools, max_block);
+        memory.arenas = Some(Arenas {
+            chunk: max_block.clamp(MIN_ARENA_BYTES, MAX_ARENA_BYTES),
+            arenas: Vec::new(),
+        });
+        memory
+    }
+
+    /// Whether leaves come from bump arenas.
+    pub fn is_insert_only(&self) -> bool {
+        self.arenas.is_some()
     }
 
     /// Size of the blocks of `pool`.
@@ -172,6 +236,9 @@ unsafe impl Memory for LocalMemory {
                 core::num::NonZeroUsize::new(layout.align()).expect("align is non-zero")
             });
         }
+        if let Some(arenas) = &mut self.arenas {
+            return arenas.alloc(layout);
+        }
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { alloc(layout) };
         let Some(leaf) = NonNull::new(raw) else {
@@ -183,7 +250,7 @@ unsafe impl Memory for LocalMemory {
 
     #[inline]
     unsafe fn free_leaf(&mut self, leaf: NonNull<u8>, layout: Layout) {
-        if layout.size() == 0 {
+        if layout.size() == 0 || self.arenas.is_some() {
             return;
         }
         self.leaf_bytes -= layout.size();
@@ -191,18 +258,38 @@ unsafe impl Memory for LocalMemory {
         unsafe { dealloc(leaf.as_ptr(), layout) };
     }
 
-    unsafe fn release_nodes(&mut self) {
+    unsafe fn release_all(&mut self) {
         self.slabs.iter_mut().for_each(Slab::release);
+        if let Some(arenas) = &mut self.arenas {
+            arenas.arenas.clear();
+        }
     }
 
     fn bytes_held(&self) -> usize {
-        self.slabs.iter().map(Slab::bytes).sum::<usize>() + self.leaf_bytes
+        let arena_bytes = self.arenas.as_ref().map_or(0, Arenas::bytes);
+        self.slabs.iter().map(Slab::bytes).sum::<usize>() + self.leaf_bytes + arena_bytes
     }
 
     fn live_nodes(&self, pool: usize) -> usize {
         self.slabs[pool].live
     }
+
+    fn serves(&self, pools: &[PoolSpec]) -> bool {
+        self.slabs.len() == pools.len()
+            && self
+                .slabs
+                .iter()
+                .zip(pools)
+                .all(|(slab, p)| slab.node.size() >= p.size && slab.node.align() >= p.align)
+    }
 }
+
+// SAFETY: the slabs' blocks and the leaves are owned exclusively by this
+// value (no other handle to them exists), so moving it to another thread is
+// moving ownership; `&LocalMemory` only reads counters.
+unsafe impl Send for LocalMemory {}
+// SAFETY: as above; no method taking `&self` mutates anything.
+unsafe impl Sync for LocalMemory {}
 
 impl Drop for LocalMemory {
     fn drop(&mut self) {
@@ -265,8 +352,32 @@ mod tests {
         // SAFETY: allocated above with this layout.
         unsafe { m.free_leaf(leaf, Layout::new::<[u64; 3]>()) };
         // SAFETY: no node is used again.
-        unsafe { m.release_nodes() };
+        unsafe { m.release_all() };
         assert_eq!(m.bytes_held(), 0);
         assert_eq!(m.live_nodes(0), 0);
+    }
+
+    #[test]
+    fn insert_only_leaves_come_from_fixed_size_arenas() {
+        let mut m = LocalMemory::insert_only(&POOLS, 16 << 10);
+        let layout = Layout::from_size_align(40, 8).unwrap();
+        let leaves: Vec<_> = (0..1000).map(|_| m.alloc_leaf(layout)).collect();
+        // 40,000 bytes in arenas of one fixed size (bumpalo rounds the
+        // requested 16 KiB up to its own chunk size), none doubled.
+        let arenas = &m.arenas.as_ref().unwrap().arenas;
+        let first = arenas[0].allocated_bytes();
+        assert!(arenas.iter().all(|a| a.allocated_bytes() == first));
+        assert!(((16 << 10)..=(32 << 10)).contains(&first), "{first}");
+        let held = m.bytes_held();
+        assert!((40_000..40_000 + first).contains(&held), "{held}");
+        // SAFETY: allocated above; freeing a bump leaf only forgets it.
+        unsafe { m.free_leaf(leaves[0], layout) };
+        assert_eq!(m.bytes_held(), held);
+        // A leaf larger than the arena chunk gets an arena of its own.
+        m.alloc_leaf(Layout::from_size_align(100 << 10, 8).unwrap());
+        assert!(m.bytes_held() >= held + (100 << 10));
+        // SAFETY: nothing allocated is used again.
+        unsafe { m.release_all() };
+        assert_eq!(m.bytes_held(), 0);
     }
 }

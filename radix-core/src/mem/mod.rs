@@ -6,7 +6,8 @@
 //! holds, which is what [`memory_usage`](crate::RawTree::memory_usage)
 //! reports and what a caller compares with its memory budget.
 //!
-//! [`LocalMemory`] keeps one slab per pool in process memory.
+//! [`LocalMemory`] keeps one slab per pool in process memory, and leaves
+//! either in the global allocator or, for insert-only trees, in bump arenas.
 
 mod local;
 
@@ -58,12 +59,14 @@ pub unsafe trait Memory {
     /// used again.
     unsafe fn free_leaf(&mut self, leaf: NonNull<u8>, layout: Layout);
 
-    /// Frees every node at once, keeping nothing. Leaves are unaffected.
+    /// Frees every node and every leaf at once, keeping nothing. The tree
+    /// calls it once it holds no value: after `clear`, or when its last key
+    /// was removed.
     ///
     /// # Safety
     ///
-    /// No node allocated so far is used again.
-    unsafe fn release_nodes(&mut self);
+    /// No node or leaf allocated so far is used again.
+    unsafe fn release_all(&mut self);
 
     /// Bytes obtained from the underlying allocator and still held: whole
     /// slab blocks, not the sum of live node sizes.
@@ -71,4 +74,8 @@ pub unsafe trait Memory {
 
     /// Live nodes in `pool`, for statistics and invariant checks.
     fn live_nodes(&self, pool: usize) -> usize;
+
+    /// Whether this back end serves exactly these pools, with nodes at
+    /// least as large and as aligned as each asks.
+    fn serves(&self, pools: &[PoolSpec]) -> bool;
 }

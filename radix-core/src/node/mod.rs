@@ -10,10 +10,10 @@
 //!
 //! | kind | index | capacity |
 //! |---|---|---|
-//! | [`Node4`] | sorted chunk array (4) | 1..=4 |
-//! | [`Node16`] | sorted chunk array (32), searched with SIMD | 5..=32 |
-//! | [`Node48`] | 256-byte chunk → slot map, `isset` bitmap | 33..=64 |
-//! | [`Node256`] | 256-bit bitmap, slot = chunk | 256 |
+//! | [`Kind::N4`] | sorted chunk array (4) | 1..=4 |
+//! | [`Kind::N16`] | sorted chunk array (32), searched with SIMD | 5..=32 |
+//! | [`Kind::N48`] | 256-byte chunk → slot map, `isset` bitmap | 33..=64 |
+//! | [`Kind::N256`] | 256-bit bitmap, slot = chunk | 256 |
 //!
 //! The slot array is a flexible array: its length is the capacity of the
 //! node's size class, so one kind serves several classes. Nodes are handled
@@ -93,7 +93,7 @@ pub(crate) struct Header {
 #[inline(always)]
 pub(crate) const fn slots_offset<S>(index_end: usize) -> usize {
     let align = core::mem::align_of::<S>();
-    (index_end + align - 1) / align * align
+    index_end.div_ceil(align) * align
 }
 
 /// Alignment of a node whose slots are `S`.
@@ -116,7 +116,7 @@ pub(crate) const fn node_size<S>(kind: Kind, capacity: usize) -> usize {
     };
     let raw = slots_offset::<S>(index_end) + capacity * core::mem::size_of::<S>();
     let align = node_align::<S>();
-    (raw + align - 1) / align * align
+    raw.div_ceil(align) * align
 }
 
 /// Pointer to slot `i` of a node whose slot array starts at `index_end`.
@@ -176,11 +176,15 @@ pub(crate) unsafe fn write_header(node: NonNull<u8>, kind: Kind, class: usize) {
     };
 }
 
+/// A walk position past every entry of any kind.
+pub(crate) const END: u16 = 256;
+
 /// One entry met while walking a node in chunk order.
 pub(crate) struct Entry<S> {
     pub(crate) chunk: u8,
     pub(crate) slot: NonNull<S>,
-    /// The position to continue the walk from.
+    /// The position to continue the walk from: just after this entry when
+    /// walking forwards, this entry's own when walking backwards.
     pub(crate) next: u16,
 }
 
@@ -232,12 +236,14 @@ pub(crate) trait NodeKind {
     /// As [`NodeKind::find`]; `pos` came from `seek` or an earlier entry.
     unsafe fn entry_at<S>(node: NonNull<u8>, pos: u16) -> Option<Entry<S>>;
 
-    /// The entry with the largest chunk.
+    /// The last entry before walk position `end` ([`END`] for the whole
+    /// node). Its `next` is its own position, so passing it back as `end`
+    /// continues the walk backwards.
     ///
     /// # Safety
     ///
-    /// As [`NodeKind::find`].
-    unsafe fn last<S>(node: NonNull<u8>) -> Option<(u8, NonNull<S>)>;
+    /// As [`NodeKind::find`]; `end` is [`END`] or a position from this node.
+    unsafe fn entry_before<S>(node: NonNull<u8>, end: u16) -> Option<Entry<S>>;
 }
 
 /// Runs `$body` with `$K` bound to the node type for `$kind`.

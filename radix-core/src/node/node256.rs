@@ -93,15 +93,23 @@ impl NodeKind for Node256 {
     }
 
     #[inline]
-    unsafe fn last<S>(node: NonNull<u8>) -> Option<(u8, NonNull<S>)> {
+    unsafe fn entry_before<S>(node: NonNull<u8>, end: u16) -> Option<Entry<S>> {
+        let mut end = end as usize;
         // SAFETY: caller's contract; 256 slots exist.
         unsafe {
-            for w in (0..4).rev() {
-                let bits = bitmap_word(node, w * 64).read();
+            while end > 0 {
+                let last = end - 1;
+                // Keep the bits at or below `last` within its word.
+                let bits = bitmap_word(node, last).read() << (63 - last % 64);
                 if bits != 0 {
-                    let chunk = w * 64 + 63 - bits.leading_zeros() as usize;
-                    return Some((chunk as u8, slot_ptr(node, Self::INDEX_END, chunk)));
+                    let chunk = last - bits.leading_zeros() as usize;
+                    return Some(Entry {
+                        chunk: chunk as u8,
+                        slot: slot_ptr(node, Self::INDEX_END, chunk),
+                        next: chunk as u16,
+                    });
                 }
+                end = last / 64 * 64;
             }
             None
         }

@@ -113,13 +113,17 @@ impl NodeKind for Node48 {
     }
 
     #[inline]
-    unsafe fn last<S>(node: NonNull<u8>) -> Option<(u8, NonNull<S>)> {
+    unsafe fn entry_before<S>(node: NonNull<u8>, end: u16) -> Option<Entry<S>> {
         // SAFETY: caller's contract; the map has 256 initialised bytes.
         unsafe {
             let map = map(node);
-            (0..256usize).rev().find_map(|chunk| {
+            (0..end as usize).rev().find_map(|chunk| {
                 let idx = map.add(chunk).read();
-                (idx != EMPTY).then(|| (chunk as u8, slot_ptr(node, Self::INDEX_END, idx as usize)))
+                (idx != EMPTY).then(|| Entry {
+                    chunk: chunk as u8,
+                    slot: slot_ptr(node, Self::INDEX_END, idx as usize),
+                    next: chunk as u16,
+                })
             })
         }
     }

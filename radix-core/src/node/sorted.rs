@@ -139,17 +139,18 @@ pub(crate) unsafe fn entry_at<K: ChunkSearch, S>(node: NonNull<u8>, pos: u16) ->
 ///
 /// As [`find`].
 #[inline]
-pub(crate) unsafe fn last<K: ChunkSearch, S>(node: NonNull<u8>) -> Option<(u8, NonNull<S>)> {
-    // SAFETY: caller's contract; `n - 1 < count`.
+pub(crate) unsafe fn entry_before<K: ChunkSearch, S>(
+    node: NonNull<u8>,
+    end: u16,
+) -> Option<Entry<S>> {
+    // SAFETY: caller's contract; `pos < count`.
     unsafe {
-        let n = count(node);
-        if n == 0 {
-            return None;
-        }
-        Some((
-            chunks(node).add(n - 1).read(),
-            slot_ptr(node, index_end::<K>(), n - 1),
-        ))
+        let pos = (end as usize).min(count(node)).checked_sub(1)?;
+        Some(Entry {
+            chunk: chunks(node).add(pos).read(),
+            slot: slot_ptr(node, index_end::<K>(), pos),
+            next: pos as u16,
+        })
     }
 }
 
@@ -191,9 +192,12 @@ macro_rules! sorted_node_kind {
                 unsafe { $crate::node::sorted::entry_at::<$ty, S>(node, pos) }
             }
             #[inline(always)]
-            unsafe fn last<S>(node: NonNull<u8>) -> Option<(u8, NonNull<S>)> {
+            unsafe fn entry_before<S>(
+                node: NonNull<u8>,
+                end: u16,
+            ) -> Option<$crate::node::Entry<S>> {
                 // SAFETY: forwarded contract.
-                unsafe { $crate::node::sorted::last::<$ty, S>(node) }
+                unsafe { $crate::node::sorted::entry_before::<$ty, S>(node, end) }
             }
         }
     };

@@ -54,7 +54,15 @@ fn exercise<K: NodeKind>(capacity: usize, chunks: &[u8]) {
         let mut sorted = inserted.clone();
         sorted.sort_unstable();
         assert_eq!(walked, sorted);
-        assert_eq!(K::last::<u64>(node).map(|(c, _)| c), sorted.last().copied());
+        // The backward walk is the forward walk reversed.
+        let mut backwards = Vec::new();
+        let mut end = END;
+        while let Some(e) = K::entry_before::<u64>(node, end) {
+            backwards.push(e.chunk);
+            end = e.next;
+        }
+        backwards.reverse();
+        assert_eq!(backwards, sorted);
         // Seek finds the first chunk not below its argument.
         for probe in 0..=255u8 {
             let expect = sorted.iter().copied().find(|&c| c >= probe);

@@ -6,11 +6,13 @@
 //! the count, instead of looping below the count: no branch depends on the
 //! count, and the loads are the same for every class.
 //!
-//! - [`sse2`] on x86-64 (SSE2 is part of the baseline there), and on 32-bit
+//! - `sse2` on x86-64 (SSE2 is part of the baseline there), and on 32-bit
 //!   x86 when SSE2 is enabled;
-//! - [`neon`] on AArch64;
+//! - `neon` on AArch64;
 //! - [`generic`] everywhere else, and the reference the others are tested
 //!   against.
+//!
+//! Only the module for the target being built exists.
 //!
 //! Both operations are exact and unsigned: `find` returns the index of the
 //! equal chunk, `lower_bound` the index of the first chunk `>=` the key.
@@ -123,10 +125,16 @@ mod tests {
         for (i, b) in g.iter_mut().enumerate() {
             *b = (i as u8) * 8 + 1; // 1, 9, ..., 249: spans both signs
         }
+        // Under Miri, every key but a sample of counts around the halves.
+        let counts: Vec<usize> = if cfg!(miri) {
+            vec![0, 1, 15, 16, 17, 31, 32]
+        } else {
+            (0..=GROUP_BYTES).collect()
+        };
         for key in 0..=255u8 {
             assert_eq!(imp::eq_mask(&g, key), generic::eq_mask(&g, key), "eq {key}");
             assert_eq!(imp::ge_mask(&g, key), generic::ge_mask(&g, key), "ge {key}");
-            for n in 0..=GROUP_BYTES {
+            for &n in &counts {
                 assert_eq!(find(&g, n, key), reference_find(&g, n, key));
                 assert_eq!(lower_bound(&g, n, key), reference_lower_bound(&g, n, key));
             }

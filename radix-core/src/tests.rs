@@ -1,0 +1,301 @@
+//! Tree-level unit tests, sized to run under Miri: every value layout,
+//! every key width, grow and shrink through every class, iteration, ranges
+//! and replacement between embedded and leaf forms.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use crate::mem::LocalMemory;
+use crate::value::{Auto, Inline, Leaf, VarBytes, Varlen};
+use crate::{Config, Key, Kind, RawTree, SizeClasses};
+
+macro_rules! config {
+    ($name:ident, $key:ty, $layout:ty, $classes:expr) => {
+        enum $name {}
+        impl Config for $name {
+            type Key = $key;
+            type Layout = $layout;
+            type Memory = LocalMemory;
+            const SIZE_CLASSES: SizeClasses = $classes;
+            const DELETE: bool = true;
+        }
+    };
+}
+
+config!(U64Auto, u64, Auto<u64>, SizeClasses::DEFAULT);
+config!(U16Leaf, u16, Leaf<String>, SizeClasses::DEFAULT);
+config!(
+    U128Inline,
+    u128,
+    Inline<[u32; 5]>,
+    SizeClasses::new(&[3, 8, 32, 40, 256])
+);
+config!(U32Varlen, u32, Varlen<VarBytes>, SizeClasses::DEFAULT);
+config!(U8Auto, u8, Auto<u8>, SizeClasses::new(&[16, 256]));
+
+/// Keys that make a node of every class at the last level and above it.
+fn keys<K: Key + TryFrom<u128>>(n: usize, shift: u32) -> Vec<K> {
+    (0..n as u128)
+        .filter_map(|i| K::try_from(i << shift).ok())
+        .collect()
+}
+
+#[test]
+fn auto_u64_every_class_and_order() {
+    let small = if cfg!(miri) {
+        [2usize, 5, 17, 33, 65]
+    } else {
+        [2, 15, 30, 60, 256]
+    };
+    for n in small {
+        for shift in [0u32, 8, 56] {
+            for descending in [false, true] {
+                let mut ks: Vec<u64> = keys(n, shift);
+                if descending {
+                    ks.reverse();
+                }
+                let mut t = RawTree::<U64Auto>::new();
+                let mut model = BTreeMap::new();
+                for &k in &ks {
+                    assert_eq!(t.insert(k, k ^ 0xAB), None);
+                    model.insert(k, k ^ 0xAB);
+                }
+                t.verify().unwrap();
+                for &k in &ks {
+                    assert_eq!(t.get(k), Some(&(k ^ 0xAB)));
+                    assert_eq!(t.insert(k, k), Some(k ^ 0xAB));
+                    model.insert(k, k);
+                }
+                assert!(t
+                    .iter()
+                    .map(|(k, v)| (k, *v))
+                    .eq(model.iter().map(|(k, v)| (*k, *v))));
+                for (i, &k) in ks.iter().enumerate() {
+                    assert_eq!(t.remove(k), Some(k));
+                    assert_eq!(t.remove(k), None);
+                    // Verifying is O(n); under Miri, at the class boundaries only.
+                    if !cfg!(miri) || [4, 12, 16, 48, 64].contains(&(ks.len() - i - 1)) {
+                        t.verify().unwrap();
+                    }
+                }
+                assert!(t.is_empty());
+                assert_eq!(t.memory_usage(), 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn leaf_values_with_drop() {
+    let mut t = RawTree::<U16Leaf>::new();
+    for k in (0..300u16).rev() {
+        assert_eq!(t.insert(k * 7, format!("v{k}")), None);
+    }
+    assert_eq!(t.stats().leaves, 300);
+    assert_eq!(t.get(7).map(String::as_str), Some("v1"));
+    *t.get_mut(7).unwrap() += "!";
+    assert_eq!(t.insert(7, "x".into()).as_deref(), Some("v1!"));
+    assert_eq!(t.remove(14).as_deref(), Some("v2"));
+    t.verify().unwrap();
+    assert_eq!(
+        t.first_key_value().map(|(k, v)| (k, v.as_str())),
+        Some((0, "v0"))
+    );
+    assert_eq!(
+        t.last_key_value().map(|(k, v)| (k, v.as_str())),
+        Some((299 * 7, "v299"))
+    );
+    t.clear();
+    assert_eq!(t.memory_usage(), 0);
+    assert!(t.get(7).is_none());
+    t.insert(1, "again".into());
+    assert_eq!(t.len(), 1);
+}
+
+#[test]
+fn inline_values_in_custom_classes() {
+    let mut t = RawTree::<U128Inline>::new();
+    let big = u128::MAX - 3000;
+    for i in 0..if cfg!(miri) { 80 } else { 600 } {
+        let k = big + i * 3;
+        t.insert(k, [i as u32; 5]);
+    }
+    t.insert(5, [9; 5]);
+    t.verify().unwrap();
+    assert_eq!(t.height(), 16);
+    assert_eq!(t.get(big + 3), Some(&[1; 5]));
+    t.get_mut(5).unwrap()[0] = 1;
+    assert_eq!(t.get(5), Some(&[1, 9, 9, 9, 9]));
+    assert_eq!(t.remove(5), Some([1, 9, 9, 9, 9]));
+    assert_eq!(t.height(), 16);
+    let stats = t.stats();
+    assert!(stats.nodes_of_kind(Kind::N48) + stats.nodes_of_kind(Kind::N256) > 0);
+    while let Some((k, _)) = t.first_key_value() {
+        t.remove(k);
+    }
+    t.verify().unwrap();
+    assert_eq!(t.memory_usage(), 0);
+}
+
+#[test]
+fn varlen_moves_between_embedded_and_leaf() {
+    let mut t = RawTree::<U32Varlen>::new();
+    let lens: Vec<usize> = (0..=20).chain((0..20).rev()).collect();
+    for (step, &len) in lens.iter().enumerate() {
+        let bytes: Vec<u8> = (0..len as u8)
+            .map(|b| b.wrapping_mul(31).wrapping_add(step as u8))
+            .collect();
+        let v = VarBytes::new(&bytes).unwrap();
+        assert_eq!(t.insert(u32::MAX, &v), step > 0);
+        t.insert(step as u32, &v);
+        assert_eq!(t.get(u32::MAX).unwrap().as_bytes(), &bytes[..]);
+        let leaf = 1 + len > core::mem::size_of::<usize>();
+        let expected_leaves = lens[..=step]
+            .iter()
+            .filter(|&&l| 1 + l > core::mem::size_of::<usize>())
+            .count();
+        assert_eq!(t.stats().leaves, expected_leaves + leaf as usize);
+        t.verify().unwrap();
+    }
+    assert!(t.remove(u32::MAX));
+    assert!(!t.remove(u32::MAX));
+    t.clear();
+    assert_eq!(t.memory_usage(), 0);
+}
+
+#[test]
+fn ranges_follow_btreemap() {
+    let mut t = RawTree::<U64Auto>::new();
+    let mut model = BTreeMap::new();
+    for i in 0..if cfg!(miri) { 120u64 } else { 2000 } {
+        let k = i * i * 37 % 100_003;
+        t.insert(k, i);
+        model.insert(k, i);
+    }
+    let probes = [0u64, 1, 36, 37, 5000, 99_999, 100_002, 100_003, u64::MAX];
+    for &a in &probes {
+        for &b in &probes {
+            let bounds = [
+                (Bound::Included(a), Bound::Included(b)),
+                (Bound::Included(a), Bound::Excluded(b)),
+                (Bound::Excluded(a), Bound::Included(b)),
+                (Bound::Excluded(a), Bound::Unbounded),
+                (Bound::Unbounded, Bound::Excluded(b)),
+            ];
+            for (lo, hi) in bounds {
+                let empty = match (lo, hi) {
+                    (
+                        Bound::Included(x) | Bound::Excluded(x),
+                        Bound::Included(y) | Bound::Excluded(y),
+                    ) => {
+                        x > y
+                            || (x == y
+                                && !(matches!(lo, Bound::Included(_))
+                                    && matches!(hi, Bound::Included(_))))
+                    }
+                    _ => false,
+                };
+                let got: Vec<u64> = t.range((lo, hi)).map(|(k, _)| k).collect();
+                let got_rev: Vec<u64> = t.range((lo, hi)).rev().map(|(k, _)| k).collect();
+                if empty {
+                    assert!(got.is_empty() && got_rev.is_empty());
+                } else {
+                    let want: Vec<u64> = model.range((lo, hi)).map(|(k, _)| *k).collect();
+                    let want_rev: Vec<u64> = want.iter().rev().copied().collect();
+                    assert_eq!(got, want, "{lo:?}..{hi:?}");
+                    assert_eq!(got_rev, want_rev, "rev {lo:?}..{hi:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn one_level_tree_of_u8() {
+    let mut t = RawTree::<U8Auto>::new();
+    for k in 0..=255u8 {
+        t.insert(k, !k);
+    }
+    assert_eq!(t.height(), 1);
+    assert_eq!(t.len(), 256);
+    assert_eq!(t.stats().nodes_of_kind(Kind::N256), 1);
+    for k in 0..=250u8 {
+        t.remove(k);
+    }
+    t.verify().unwrap();
+    assert_eq!(t.stats().nodes_of_kind(Kind::N16), 1);
+    assert_eq!(t.keys().collect::<Vec<_>>(), [251, 252, 253, 254, 255]);
+    assert_eq!(t.values().copied().collect::<Vec<_>>(), [4, 3, 2, 1, 0]);
+}
+
+#[test]
+fn debug_lists_entries_in_order() {
+    let mut t = RawTree::<U64Auto>::new();
+    t.insert(300, 3);
+    t.insert(2, 1);
+    assert_eq!(format!("{t:?}"), "{2: 1, 300: 3}");
+}
+
+#[test]
+fn trees_are_send_and_sync_when_values_are() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<RawTree<U64Auto>>();
+    assert_send_sync::<RawTree<U16Leaf>>();
+    assert_send_sync::<RawTree<U32Varlen>>();
+}
+
+#[test]
+fn both_ends_meet_without_crossing() {
+    let mut t = RawTree::<U64Auto>::new();
+    let keys: Vec<u64> = (0..if cfg!(miri) { 150 } else { 3000 })
+        .map(|i| i * 977 % 70_001)
+        .collect();
+    let mut model = BTreeMap::new();
+    for &k in &keys {
+        t.insert(k, k);
+        model.insert(k, k);
+    }
+    // Alternate ends in a fixed pattern; the union must be every key once.
+    let mut it = t.iter();
+    let mut want = model.keys().copied();
+    let (mut front, mut back) = (Vec::new(), Vec::new());
+    for step in 0.. {
+        let take_back = step % 3 == 1;
+        let (got, expected) = if take_back {
+            (it.next_back().map(|(k, _)| k), want.next_back())
+        } else {
+            (it.next().map(|(k, _)| k), want.next())
+        };
+        assert_eq!(got, expected, "step {step}");
+        assert_eq!(it.len(), want.len());
+        match (got, take_back) {
+            (None, _) => break,
+            (Some(k), true) => back.push(k),
+            (Some(k), false) => front.push(k),
+        }
+    }
+    assert_eq!(front.len() + back.len(), model.len());
+    assert_eq!(
+        t.last_key_value(),
+        model.last_key_value().map(|(k, v)| (*k, v))
+    );
+    let mut r = t.range(100..=60_000);
+    let mut m = model.range(100..=60_000);
+    loop {
+        let (a, b) = (r.next_back(), m.next_back());
+        assert_eq!(a.map(|(k, _)| k), b.map(|(k, _)| *k));
+        let (c, d) = (r.next(), m.next());
+        assert_eq!(c.map(|(k, _)| k), d.map(|(k, _)| *k));
+        if a.is_none() && c.is_none() {
+            break;
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "built for other node pools")]
+fn memory_for_another_configuration_is_refused() {
+    use crate::mem::Memory;
+    let other = LocalMemory::with_pools(&RawTree::<U128Inline>::pool_specs());
+    let _ = RawTree::<U64Auto>::with_memory(other);
+}

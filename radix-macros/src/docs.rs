@@ -1,0 +1,103 @@
+//! The documentation the macro writes: the configuration section appended
+//! to the declared type's docs, and the rendering of types inside it.
+//!
+//! Generated docs are plain prose with no code blocks: a doctest in them
+//! would run in the *user's* crate, where it could not know the type's name
+//! or path.
+
+use quote::ToTokens;
+use syn::Type;
+
+use crate::validate::{Layout, Spec};
+
+/// A type as a user would write it: `Vec<u8>`, not `Vec < u8 >`.
+pub fn type_string(ty: &Type) -> String {
+    let mut s = ty.to_token_stream().to_string();
+    for (from, to) in [
+        (" :: ", "::"),
+        (":: ", "::"),
+        (" < ", "<"),
+        ("< ", "<"),
+        (" <", "<"),
+        (" >", ">"),
+        (" ,", ","),
+        (" ;", ";"),
+        ("& ", "&"),
+        ("* ", "*"),
+        ("( ", "("),
+        (" )", ")"),
+        ("[ ", "["),
+        (" ]", "]"),
+    ] {
+        s = s.replace(from, to);
+    }
+    s
+}
+
+/// Lines of the declared type's generated docs, after the user's own.
+pub fn type_docs(spec: &Spec) -> Vec<String> {
+    let key = spec.key.to_string();
+    let value = type_string(&spec.value);
+    let mut lines = Vec::new();
+    if spec.docs.is_empty() {
+        lines.push(format!(
+            "An ordered map from `{key}` keys to `{value}` values, stored as an adaptive radix tree."
+        ));
+    }
+    lines.extend([
+        String::new(),
+        "# Configuration".into(),
+        String::new(),
+        "Declared with `radix_tree!`; every choice is fixed at compile time, so the tree has \
+         no run-time configuration branches."
+            .into(),
+        String::new(),
+        format!("- key: `{key}`"),
+        format!("- value: `{value}`"),
+        format!("- layout: {}", layout_doc(spec.layout)),
+        "- memory: local (nodes from a slab allocator per size class in process memory)".into(),
+        format!("- size classes: {}", size_classes_doc(spec)),
+        if spec.delete {
+            "- delete: enabled (`remove` is available)".into()
+        } else {
+            "- delete: disabled (no `remove` method; keys leave only through `clear`)".into()
+        },
+        String::new(),
+        "Lookups take keys by value and return values by reference; iteration is in \
+         ascending key order. The type is `Send` and `Sync` when its values are."
+            .into(),
+    ]);
+    lines
+}
+
+fn layout_doc(layout: Layout) -> &'static str {
+    match layout {
+        Layout::Auto => {
+            "auto (values that fit a pointer-sized word are embedded in their slot, \
+             others get one leaf allocation each)"
+        }
+        Layout::Embedded => {
+            "embedded (each value is stored in its slot word; no allocation per value)"
+        }
+        Layout::Leaf => "leaf (each value in its own allocation, the slot pointing to it)",
+        Layout::Inline => {
+            "inline (values stored in place in last-level leaf nodes; no allocation per value)"
+        }
+        Layout::Varlen => {
+            "varlen (variable-length values: embedded in the slot when small enough at run \
+             time, otherwise copied into a leaf of their size)"
+        }
+    }
+}
+
+fn size_classes_doc(spec: &Spec) -> String {
+    match &spec.size_classes {
+        None => "4, 16, 32, 64, 256 (the default)".into(),
+        Some(classes) => classes
+            .caps
+            .iter()
+            .map(|(cap, _)| cap.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}

@@ -1,0 +1,261 @@
+//! Emission: the declarations a checked [`Spec`] expands to.
+//!
+//! For `struct BlockMap` the expansion holds, in order:
+//!
+//! - `BlockMapConfig`, a hidden, uninhabited type implementing
+//!   `radix_core::Config` with the chosen key, layout, memory, size classes
+//!   and delete flag;
+//! - compile-time checks of the configuration (see [`assertions`]);
+//! - `BlockMap`, a newtype around `radix_core::RawTree<BlockMapConfig>`,
+//!   documented with the user's docs and a generated configuration section;
+//! - the iterator type aliases `BlockMapIter`, `BlockMapRange`,
+//!   `BlockMapKeys` and `BlockMapValues`;
+//! - the inherent methods ([`crate::methods`]) and trait implementations
+//!   ([`crate::traits`]).
+//!
+//! Every path into the engine is absolute (`::radix_core::...`), so the
+//! expansion works whatever the caller has imported. Nothing here is an
+//! algorithm: every method delegates to the engine.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::Ident;
+
+use crate::docs;
+use crate::validate::{Layout, Spec};
+
+/// The names of the emitted items.
+pub struct Names {
+    /// The tree type, as the user named it.
+    pub tree: Ident,
+    /// The configuration type: `{tree}Config`.
+    pub config: Ident,
+    /// The iterator alias: `{tree}Iter`.
+    pub iter: Ident,
+    /// The range iterator alias: `{tree}Range`.
+    pub range: Ident,
+    /// The key iterator alias: `{tree}Keys`.
+    pub keys: Ident,
+    /// The value iterator alias: `{tree}Values`.
+    pub values: Ident,
+}
+
+impl Names {
+    fn new(tree: &Ident) -> Self {
+        Self {
+            tree: tree.clone(),
+            config: format_ident!("{}Config", tree),
+            iter: format_ident!("{}Iter", tree),
+            range: format_ident!("{}Range", tree),
+            keys: format_ident!("{}Keys", tree),
+            values: format_ident!("{}Values", tree),
+        }
+    }
+}
+
+/// The whole expansion.
+pub fn emit(spec: &Spec) -> TokenStream {
+    let names = Names::new(&spec.name);
+    let config = config(spec, &names);
+    let assertions = assertions(spec);
+    let tree = tree_type(spec, &names);
+    let aliases = aliases(spec, &names);
+    let methods = crate::methods::inherent(spec, &names);
+    let traits = crate::traits::impls(spec, &names);
+    quote! {
+        #config
+        #assertions
+        #tree
+        #aliases
+        #methods
+        #traits
+    }
+}
+
+/// The layout type for the value type.
+fn layout_type(spec: &Spec) -> TokenStream {
+    let value = &spec.value;
+    let layout = match spec.layout {
+        Layout::Auto => quote!(Auto),
+        Layout::Embedded => quote!(Embedded),
+        Layout::Leaf => quote!(Leaf),
+        Layout::Inline => quote!(Inline),
+        Layout::Varlen => quote!(Varlen),
+    };
+    // Spanned on the value type: a value the layout cannot store (a
+    // `varlen` value without `VarlenValue`) is reported there.
+    quote_spanned!(value.span()=> ::radix_core::value::#layout<#value>)
+}
+
+/// `SizeClasses::new(&[...])` for an explicit list, spanned on the list so
+/// that a const-evaluation failure points at it.
+fn size_classes_expr(spec: &Spec) -> TokenStream {
+    match &spec.size_classes {
+        None => quote!(::radix_core::SizeClasses::DEFAULT),
+        Some(classes) => {
+            let caps = classes.caps.iter().map(|&(cap, span)| {
+                let mut lit = Literal::u16_unsuffixed(cap);
+                lit.set_span(span);
+                lit
+            });
+            quote_spanned! {classes.span=>
+                ::radix_core::SizeClasses::new(&[#(#caps),*])
+            }
+        }
+    }
+}
+
+/// The configuration type and its `Config` implementation.
+fn config(spec: &Spec, names: &Names) -> TokenStream {
+    let Spec {
+        forwarded,
+        vis,
+        key,
+        delete,
+        ..
+    } = spec;
+    let Names { tree, config, .. } = names;
+    let layout = layout_type(spec);
+    let classes = size_classes_expr(spec);
+    let doc = format!(
+        "The compile-time configuration of [`{tree}`], declared by `radix_tree!`. \
+         An uninhabited marker type implementing `radix_core::Config`."
+    );
+    quote! {
+        #(#forwarded)*
+        #[doc = #doc]
+        #[doc(hidden)]
+        #vis enum #config {}
+
+        #(#forwarded)*
+        impl ::radix_core::Config for #config {
+            type Key = #key;
+            type Layout = #layout;
+            type Memory = ::radix_core::mem::LocalMemory;
+            const SIZE_CLASSES: ::radix_core::SizeClasses = #classes;
+            const DELETE: bool = #delete;
+        }
+    }
+}
+
+/// Compile-time checks of the configuration, each failing with a message
+/// that names the problem:
+///
+/// - the key type implements `radix_core::Key`;
+/// - explicit size classes pass `SizeClasses::new`, whose panic message
+///   (from `SizeClasses::check`, the one place the rules live) becomes the
+///   compile error;
+/// - an `embedded` value fits a pointer-sized, pointer-aligned word;
+/// - a `varlen` value implements `VarlenValue`.
+fn assertions(spec: &Spec) -> TokenStream {
+    let Spec {
+        forwarded,
+        key,
+        value,
+        ..
+    } = spec;
+    let sa = quote!(::radix_core::__private::static_assertions);
+    let mut checks = quote! {
+        #sa::assert_impl_all!(#key: ::radix_core::Key);
+    };
+    if spec.size_classes.is_some() {
+        let classes = size_classes_expr(spec);
+        checks.extend(quote! {
+            const _: ::radix_core::SizeClasses = #classes;
+        });
+    }
+    match spec.layout {
+        Layout::Embedded => {
+            let span = value.span();
+            checks.extend(quote_spanned! {span=>
+                // An embedded value lives in the slot word itself.
+                const _: () = ::core::assert!(
+                    ::core::mem::size_of::<#value>() <= ::core::mem::size_of::<usize>()
+                        && ::core::mem::align_of::<#value>() <= ::core::mem::align_of::<usize>(),
+                    "layout: embedded requires a value of at most pointer size and alignment; use leaf or inline"
+                );
+            });
+        }
+        Layout::Varlen => checks.extend(quote! {
+            #sa::assert_impl_all!(#value: ::radix_core::value::VarlenValue);
+        }),
+        Layout::Auto | Layout::Leaf | Layout::Inline => {}
+    }
+    quote! {
+        #(#forwarded)*
+        const _: () = {
+            #checks
+        };
+    }
+}
+
+/// The tree type itself, with the user's docs and the configuration's.
+fn tree_type(spec: &Spec, names: &Names) -> TokenStream {
+    let Spec {
+        docs: user_docs,
+        forwarded,
+        vis,
+        ..
+    } = spec;
+    let Names { tree, config, .. } = names;
+    let generated = docs::type_docs(spec).into_iter().map(|line| {
+        if line.is_empty() {
+            line
+        } else {
+            format!(" {line}")
+        }
+    });
+    quote! {
+        #(#user_docs)*
+        #(#[doc = #generated])*
+        #(#forwarded)*
+        #vis struct #tree {
+            raw: ::radix_core::RawTree<#config>,
+        }
+    }
+}
+
+/// The iterator type aliases.
+fn aliases(spec: &Spec, names: &Names) -> TokenStream {
+    let Spec { forwarded, vis, .. } = spec;
+    let Names {
+        tree,
+        config,
+        iter,
+        range,
+        keys,
+        values,
+    } = names;
+    let iter_doc = format!(
+        "An iterator over a [`{tree}`]'s entries as `(key, &value)`, in ascending key \
+         order; made by [`{tree}::iter`]."
+    );
+    let range_doc = format!(
+        "An iterator over the entries of a [`{tree}`] whose keys lie in a range, in \
+         ascending key order; made by [`{tree}::range`]."
+    );
+    let keys_doc =
+        format!("An iterator over a [`{tree}`]'s keys, ascending; made by [`{tree}::keys`].");
+    let values_doc = format!(
+        "An iterator over a [`{tree}`]'s values, in ascending key order; made by \
+         [`{tree}::values`]."
+    );
+    quote! {
+        #(#forwarded)*
+        #[doc = #iter_doc]
+        #vis type #iter<'a> = ::radix_core::Iter<'a, #config>;
+
+        #(#forwarded)*
+        #[doc = #range_doc]
+        #vis type #range<'a> = ::radix_core::Range<'a, #config>;
+
+        #(#forwarded)*
+        #[doc = #keys_doc]
+        #vis type #keys<'a> = ::radix_core::Keys<'a, #config>;
+
+        #(#forwarded)*
+        #[doc = #values_doc]
+        #vis type #values<'a> = ::radix_core::Values<'a, #config>;
+    }
+}

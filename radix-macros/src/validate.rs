@@ -1,0 +1,278 @@
+//! Validation: turns a parsed [`Invocation`] into a checked [`Spec`].
+//!
+//! Checked here, each with an error spanned on the offending tokens: that
+//! every field appears at most once and `key` and `value` appear at all;
+//! that the key type is one of the unsigned integers the engine supports
+//! (a syntactic check: the emitted code also asserts `Key` is implemented);
+//! that the layout and memory names are known; that size classes are
+//! integer literals that fit `u16`; and that only doc comments, `#[allow]`
+//! and `#[cfg]` attributes are given. All problems found are reported
+//! together.
+//!
+//! Not checked here: the size-class *rules* (ascending, ending with 256,
+//! capacities a node kind has). Those live once, in
+//! `radix_core::SizeClasses::check`, and the emitted code evaluates them at
+//! compile time; see [`crate::emit`].
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{Attribute, Ident, LitInt, Type, Visibility};
+
+use crate::parse::{Field, FieldValue, Invocation};
+
+/// The key types the engine implements `Key` for.
+const KEY_TYPES: [&str; 5] = ["u8", "u16", "u32", "u64", "u128"];
+
+/// A checked configuration, ready to emit.
+pub struct Spec {
+    /// The user's doc comments, in order.
+    pub docs: Vec<Attribute>,
+    /// `#[allow]` and `#[cfg]` attributes, forwarded to every emitted item.
+    pub forwarded: Vec<Attribute>,
+    /// The visibility of every emitted item.
+    pub vis: Visibility,
+    /// The declared type's name.
+    pub name: Ident,
+    /// The key type: one of [`KEY_TYPES`].
+    pub key: Ident,
+    /// The value type.
+    pub value: Type,
+    /// The value layout.
+    pub layout: Layout,
+    /// The size classes, or `None` for the engine's default.
+    pub size_classes: Option<SizeClassSpec>,
+    /// Whether `remove` is generated.
+    pub delete: bool,
+}
+
+/// The value layouts a configuration may name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Embedded when the value fits a word, otherwise a leaf.
+    Auto,
+    /// Always embedded; a value that does not fit is a compile error.
+    Embedded,
+    /// One leaf allocation per value.
+    Leaf,
+    /// Values inline in last-level leaf nodes.
+    Inline,
+    /// Variable-length values, embedded or a leaf per value at run time.
+    Varlen,
+}
+
+impl Layout {
+    /// The layouts' names as written in an invocation.
+    const NAMES: &'static str = "auto, embedded, leaf, inline, varlen";
+
+    fn from_ident(ident: &Ident) -> Option<Self> {
+        Some(match ident.to_string().as_str() {
+            "auto" => Self::Auto,
+            "embedded" => Self::Embedded,
+            "leaf" => Self::Leaf,
+            "inline" => Self::Inline,
+            "varlen" => Self::Varlen,
+            _ => return None,
+        })
+    }
+}
+
+/// A syntactically valid size-class list.
+pub struct SizeClassSpec {
+    /// Span of the bracketed list, for the compile-time check's error.
+    pub span: Span,
+    /// The capacities, each with its literal's span.
+    pub caps: Vec<(u16, Span)>,
+}
+
+/// Collects errors so that one invocation reports every problem at once.
+#[derive(Default)]
+struct Errors(Option<syn::Error>);
+
+impl Errors {
+    fn push(&mut self, span: Span, message: impl core::fmt::Display) {
+        let error = syn::Error::new(span, message);
+        match &mut self.0 {
+            Some(all) => all.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    fn finish(self) -> syn::Result<()> {
+        self.0.map_or(Ok(()), Err)
+    }
+}
+
+/// Checks an invocation, returning its spec or every problem found.
+pub fn validate(inv: Invocation) -> syn::Result<Spec> {
+    let mut errors = Errors::default();
+    let (docs, forwarded) = split_attributes(inv.attrs, &mut errors);
+
+    let mut seen: Vec<Ident> = Vec::new();
+    let mut key = None;
+    let mut value = None;
+    let mut layout = Layout::Auto;
+    let mut size_classes = None;
+    let mut delete = true;
+    for Field { name, value: field } in inv.fields {
+        if seen.contains(&name) {
+            errors.push(
+                name.span(),
+                format_args!("duplicate field `{name}`: each field may be given only once"),
+            );
+            continue;
+        }
+        seen.push(name.clone());
+        match field {
+            FieldValue::Key(ty) => key = check_key(&ty, &mut errors),
+            FieldValue::Value(ty) => value = Some(ty),
+            FieldValue::Layout(ident) => match Layout::from_ident(&ident) {
+                Some(l) => layout = l,
+                None => errors.push(
+                    ident.span(),
+                    format_args!(
+                        "unknown layout `{ident}`; expected one of: {}",
+                        Layout::NAMES
+                    ),
+                ),
+            },
+            FieldValue::Memory(ident) => check_memory(&ident, &mut errors),
+            FieldValue::SizeClasses(list) => {
+                let caps = list
+                    .items
+                    .iter()
+                    .filter_map(|lit| check_capacity(lit, &mut errors).map(|c| (c, lit.span())))
+                    .collect();
+                size_classes = Some(SizeClassSpec {
+                    span: list.span,
+                    caps,
+                });
+            }
+            FieldValue::Delete(lit) => delete = lit.value,
+        }
+    }
+    for (field, what) in [
+        ("key", "the key type, e.g. `key: u64`"),
+        ("value", "the value type, e.g. `value: u64`"),
+    ] {
+        if !seen.iter().any(|s| s == field) {
+            errors.push(
+                inv.name.span(),
+                format_args!(
+                    "`{}` is missing the required field `{field}`: {what}",
+                    inv.name
+                ),
+            );
+        }
+    }
+    errors.finish()?;
+    Ok(Spec {
+        docs,
+        forwarded,
+        vis: inv.vis,
+        name: inv.name,
+        key: key.expect("a key type, checked above"),
+        value: value.expect("a value type, checked above"),
+        layout,
+        size_classes,
+        delete,
+    })
+}
+
+/// Splits attributes into doc comments and forwarded lint/cfg attributes,
+/// rejecting any other attribute.
+fn split_attributes(
+    attrs: Vec<Attribute>,
+    errors: &mut Errors,
+) -> (Vec<Attribute>, Vec<Attribute>) {
+    let mut docs = Vec::new();
+    let mut forwarded = Vec::new();
+    for attr in attrs {
+        let path = attr.path();
+        if path.is_ident("doc") {
+            docs.push(attr);
+        } else if path.is_ident("allow") || path.is_ident("cfg") {
+            forwarded.push(attr);
+        } else {
+            let name = path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect::<Vec<_>>()
+                .join("::");
+            errors.push(
+                path.span(),
+                format_args!(
+                    "radix_tree! does not accept `#[{name}]`: only doc comments, `#[allow(..)]` \
+                     and `#[cfg(..)]` are forwarded to the generated type"
+                ),
+            );
+        }
+    }
+    (docs, forwarded)
+}
+
+/// The key type's name, if it is one the engine supports.
+fn check_key(ty: &Type, errors: &mut Errors) -> Option<Ident> {
+    let mut inner = ty;
+    // Types passed through `macro_rules!` fragments arrive grouped.
+    while let Type::Group(g) = inner {
+        inner = &g.elem;
+    }
+    if let Type::Path(p) = inner {
+        if p.qself.is_none() {
+            if let Some(ident) = p.path.get_ident() {
+                if KEY_TYPES.iter().any(|k| ident == k) {
+                    return Some(ident.clone());
+                }
+            }
+        }
+    }
+    let written = crate::docs::type_string(ty);
+    errors.push(
+        ty.span(),
+        format_args!(
+            "unsupported key type `{written}`: the key must be an unsigned integer type, one of u8, u16, u32, u64 or u128"
+        ),
+    );
+    None
+}
+
+/// Accepts `memory: local`; explains that shared memory is not there yet.
+fn check_memory(ident: &Ident, errors: &mut Errors) {
+    match ident.to_string().as_str() {
+        "local" => {}
+        "shared" => errors.push(
+            ident.span(),
+            "memory: shared is not available yet; shared-memory trees arrive in a later release \
+             (use `memory: local`, the default)",
+        ),
+        _ => errors.push(
+            ident.span(),
+            format_args!("unknown memory `{ident}`; expected `local`"),
+        ),
+    }
+}
+
+/// One size-class literal as a `u16`. Whether the list forms valid classes
+/// is checked by `SizeClasses::new` in the emitted code.
+fn check_capacity(lit: &LitInt, errors: &mut Errors) -> Option<u16> {
+    if !matches!(lit.suffix(), "" | "u16") {
+        errors.push(
+            lit.span(),
+            format_args!(
+                "size class `{lit}` must be a plain integer literal (at most suffixed `u16`)"
+            ),
+        );
+        return None;
+    }
+    match lit.base10_parse::<u16>() {
+        Ok(cap) => Some(cap),
+        Err(_) => {
+            errors.push(
+                lit.span(),
+                format_args!("size class `{lit}` does not fit u16; capacities are at most 256"),
+            );
+            None
+        }
+    }
+}

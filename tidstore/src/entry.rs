@@ -1,0 +1,258 @@
+//! The per-block entry: which offsets of one block are dead.
+//!
+//! An entry is a [`VarlenValue`]: an 8-byte header, optionally followed by
+//! bitmap words. It takes one of three forms:
+//!
+//! | form | header | words | when |
+//! |---|---|---|---|
+//! | *inline* | up to 3 offsets | none | at most 3 dead offsets (PostgreSQL's embedded entry) |
+//! | *run* | first and last offset | none | one contiguous run `a..=b` of any length |
+//! | *bitmap* | word count | `max_offset / 64 + 1` | everything else |
+//!
+//! The first two are 8 bytes, so the tree embeds them in its slot: a block
+//! with up to three dead tuples, or with a contiguous run of them, costs no
+//! allocation at all. The run form goes beyond PostgreSQL: after a bulk
+//! `DELETE`, every page's dead tuples are one run, and the whole store is
+//! little more than the tree's nodes.
+//!
+//! The header's first byte is a flag byte whose lowest bit is reserved for
+//! the tree's embedded-value tag ([`radix_core::value::TAG_BIT`]).
+
+use core::ptr::NonNull;
+
+use radix_core::value::VarlenValue;
+
+use crate::tid::MAX_OFFSET;
+
+/// Flag: the header holds a run `offsets[0]..=offsets[1]`.
+const RUN: u8 = 1 << 1;
+/// Offsets an inline header holds.
+const INLINE_OFFSETS: usize = 3;
+/// Bitmap words needed for the largest offset.
+pub(crate) const MAX_WORDS: usize = MAX_OFFSET as usize / 64 + 1;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Header {
+    /// Bit 0: the tree's tag (ignored here). Bit 1: [`RUN`].
+    flags: u8,
+    /// Bitmap words after the header; 0 for the inline and run forms.
+    nwords: u8,
+    /// Inline offsets (0 = unused), or a run's first and last offset.
+    offsets: [u16; INLINE_OFFSETS],
+}
+
+/// The dead offsets of one block.
+#[repr(C)]
+pub(crate) struct BlockEntry {
+    header: Header,
+    words: [u64],
+}
+
+static_assertions::const_assert_eq!(core::mem::size_of::<Header>(), 8);
+
+// SAFETY: an entry is its 8-byte header (no padding) followed by `nwords`
+// initialised words, owns nothing, reads `nwords` from its own header, and
+// never looks at bit 0 of the flag byte.
+unsafe impl VarlenValue for BlockEntry {
+    const ALIGN: usize = 8;
+
+    #[inline]
+    fn byte_len(&self) -> usize {
+        8 + 8 * self.words.len()
+    }
+
+    #[inline]
+    unsafe fn from_bytes<'a>(bytes: NonNull<u8>) -> &'a Self {
+        // SAFETY: the caller promises these are an entry's bytes, aligned
+        // to 8; byte 1 is the word count.
+        unsafe {
+            let nwords = bytes.add(1).read() as usize;
+            let tail =
+                core::ptr::slice_from_raw_parts(bytes.as_ptr().cast_const().cast::<u64>(), nwords);
+            &*(tail as *const BlockEntry)
+        }
+    }
+}
+
+impl BlockEntry {
+    /// Whether `offset` is in the entry.
+    #[inline]
+    pub(crate) fn contains(&self, offset: u16) -> bool {
+        let h = &self.header;
+        if h.flags & RUN != 0 {
+            h.offsets[0] <= offset && offset <= h.offsets[1]
+        } else if h.nwords == 0 {
+            offset != 0 && h.offsets.contains(&offset)
+        } else {
+            let word = offset as usize / 64;
+            word < self.words.len() && (self.words[word] >> (offset % 64)) & 1 != 0
+        }
+    }
+
+    /// Number of offsets in the entry.
+    pub(crate) fn len(&self) -> usize {
+        let h = &self.header;
+        if h.flags & RUN != 0 {
+            (h.offsets[1] - h.offsets[0]) as usize + 1
+        } else if h.nwords == 0 {
+            h.offsets.iter().filter(|&&o| o != 0).count()
+        } else {
+            self.words.iter().map(|w| w.count_ones() as usize).sum()
+        }
+    }
+
+    /// The offsets in ascending order.
+    pub(crate) fn offsets(&self) -> Offsets<'_> {
+        let h = &self.header;
+        let state = if h.flags & RUN != 0 {
+            State::Run(h.offsets[0]..=h.offsets[1])
+        } else if h.nwords == 0 {
+            State::Inline(h.offsets, 0)
+        } else {
+            State::Bitmap {
+                words: &self.words,
+                word: 0,
+                bits: self.words[0],
+            }
+        };
+        Offsets { state }
+    }
+
+    /// The form's name, for `Debug` output and statistics.
+    pub(crate) fn form(&self) -> &'static str {
+        if self.header.flags & RUN != 0 {
+            "run"
+        } else if self.header.nwords == 0 {
+            "inline"
+        } else {
+            "bitmap"
+        }
+    }
+}
+
+/// An aligned scratch buffer in which an entry is encoded before the tree
+/// copies it.
+#[repr(C, align(8))]
+pub(crate) struct EntryBuf {
+    words: [u64; 1 + MAX_WORDS],
+}
+
+impl EntryBuf {
+    pub(crate) const fn new() -> Self {
+        Self {
+            words: [0; 1 + MAX_WORDS],
+        }
+    }
+
+    /// Encodes `offsets`, which must be non-empty, strictly ascending and
+    /// within `1..=MAX_OFFSET` (the store validates them first).
+    pub(crate) fn encode(&mut self, offsets: &[u16]) -> &BlockEntry {
+        debug_assert!(!offsets.is_empty() && offsets.windows(2).all(|w| w[0] < w[1]));
+        let (first, last) = (offsets[0], offsets[offsets.len() - 1]);
+        let mut header = Header {
+            flags: 0,
+            nwords: 0,
+            offsets: [0; INLINE_OFFSETS],
+        };
+        if offsets.len() <= INLINE_OFFSETS {
+            header.offsets[..offsets.len()].copy_from_slice(offsets);
+        } else if (last - first) as usize + 1 == offsets.len() {
+            header.flags = RUN;
+            header.offsets[0] = first;
+            header.offsets[1] = last;
+        } else {
+            let nwords = last as usize / 64 + 1;
+            header.nwords = nwords as u8;
+            let words = &mut self.words[1..=nwords];
+            words.fill(0);
+            for &o in offsets {
+                words[o as usize / 64] |= 1 << (o % 64);
+            }
+        }
+        let base = NonNull::from(&mut self.words).cast::<u8>();
+        // SAFETY: the buffer is 8-aligned and large enough for a header and
+        // `MAX_WORDS` words; the header has no padding, so every byte of the
+        // entry is initialised; the entry borrows the buffer.
+        unsafe {
+            base.cast::<Header>().write(header);
+            BlockEntry::from_bytes(base)
+        }
+    }
+}
+
+/// The offsets of one entry, ascending.
+pub(crate) struct Offsets<'a> {
+    state: State<'a>,
+}
+
+enum State<'a> {
+    Run(core::ops::RangeInclusive<u16>),
+    Inline([u16; INLINE_OFFSETS], usize),
+    Bitmap {
+        words: &'a [u64],
+        word: usize,
+        /// The bits of `words[word]` not yet produced.
+        bits: u64,
+    },
+}
+
+impl Iterator for Offsets<'_> {
+    type Item = u16;
+
+    #[inline]
+    fn next(&mut self) -> Option<u16> {
+        match &mut self.state {
+            State::Run(range) => range.next(),
+            State::Inline(offsets, i) => {
+                let o = *offsets.get(*i).filter(|&&o| o != 0)?;
+                *i += 1;
+                Some(o)
+            }
+            State::Bitmap { words, word, bits } => loop {
+                if *bits != 0 {
+                    let bit = bits.trailing_zeros();
+                    *bits &= *bits - 1;
+                    return Some((*word * 64) as u16 + bit as u16);
+                }
+                *word += 1;
+                *bits = *words.get(*word)?;
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(offsets: &[u16]) -> &'static str {
+        let mut buf = EntryBuf::new();
+        let entry = buf.encode(offsets);
+        assert_eq!(entry.offsets().collect::<Vec<_>>(), offsets);
+        assert_eq!(entry.len(), offsets.len());
+        for o in 0..=MAX_OFFSET + 1 {
+            assert_eq!(entry.contains(o), offsets.contains(&o), "{o}");
+        }
+        entry.form()
+    }
+
+    #[test]
+    fn forms_follow_the_offsets() {
+        assert_eq!(round_trip(&[1]), "inline");
+        assert_eq!(round_trip(&[1, 2, 3]), "inline");
+        assert_eq!(round_trip(&[5, 900, 2048]), "inline");
+        assert_eq!(round_trip(&[1, 2, 3, 4]), "run");
+        assert_eq!(round_trip(&(1..=2048).collect::<Vec<_>>()), "run");
+        assert_eq!(round_trip(&[1, 2, 3, 4, 100]), "bitmap");
+        assert_eq!(round_trip(&[63, 64, 65, 127, 128, 2048]), "bitmap");
+    }
+
+    #[test]
+    fn word_count_is_max_offset_over_64_plus_one() {
+        let mut buf = EntryBuf::new();
+        assert_eq!(buf.encode(&[1, 3, 5, 63]).byte_len(), 16);
+        assert_eq!(buf.encode(&[1, 3, 5, 64]).byte_len(), 24);
+        assert_eq!(buf.encode(&[1, 3, 5, 2048]).byte_len(), 8 + 8 * 33);
+    }
+}

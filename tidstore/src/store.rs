@@ -1,0 +1,310 @@
+//! The store: a radix tree from block number to [`BlockEntry`].
+
+use core::fmt;
+
+use radix_core::mem::LocalMemory;
+
+use crate::entry::{BlockEntry, EntryBuf, Offsets};
+use crate::error::TidStoreError;
+use crate::tid::{Tid, MAX_OFFSET};
+
+radix_core::radix_tree! {
+    /// Block number to the entry of its dead offsets.
+    pub(crate) struct BlockTable {
+        key: u32,
+        value: BlockEntry,
+        layout: varlen,
+    }
+}
+
+/// Dead tuple identifiers, grouped by block, in a memory-bounded radix tree.
+///
+/// This is the structure lazy vacuum fills while scanning the heap and then
+/// asks, once per index entry, "is this TID dead?". It holds a block's dead
+/// offsets in one entry: up to three offsets, or one contiguous run, inline
+/// in the tree's slot; otherwise a bitmap. Its memory grows with the data
+/// (a sorted array of 6-byte TIDs must be sized up front), and
+/// [`is_full`](Self::is_full) tells the caller when it has passed its
+/// budget.
+///
+/// ```
+/// use tidstore::{Tid, TidStore, TidStoreError};
+///
+/// let mut ts = TidStore::insert_only(64 << 20);
+/// ts.set_block_offsets(42, &[1, 7, 200])?;
+/// assert!(ts.is_member(Tid::new(42, 7)));
+/// assert!(!ts.is_member(Tid::new(42, 8)));
+/// assert!(!ts.is_full());
+/// for block in ts.iter() {
+///     assert_eq!(block.block(), 42);
+///     assert_eq!(block.offsets().collect::<Vec<_>>(), [1, 7, 200]);
+/// }
+/// assert_eq!(
+///     ts.set_block_offsets(43, &[3, 2]),
+///     Err(TidStoreError::NotAscending { block: 43, previous: 3, offset: 2 })
+/// );
+/// # Ok::<(), TidStoreError>(())
+/// ```
+pub struct TidStore {
+    table: BlockTable,
+    max_bytes: usize,
+    num_tids: u64,
+}
+
+impl TidStore {
+    /// An empty store with budget `max_bytes`, whose entries may be replaced
+    /// and reclaimed.
+    ///
+    /// `max_bytes` is what [`is_full`](Self::is_full) compares with; it also
+    /// caps the allocation block at `max_bytes / 16`, so that one large block
+    /// cannot overshoot the budget.
+    pub fn new(max_bytes: usize) -> Self {
+        let specs = BlockTable::pool_specs();
+        Self::with_memory(
+            LocalMemory::with_block_limit(&specs, max_bytes / 16),
+            max_bytes,
+        )
+    }
+
+    /// An empty store for an insert-only pass, as vacuum's: entries come
+    /// from bump arenas with no per-entry allocator header. Replacing a
+    /// block's entry is still correct; the old entry's space is simply not
+    /// reused until [`clear`](Self::clear).
+    pub fn insert_only(max_bytes: usize) -> Self {
+        let specs = BlockTable::pool_specs();
+        Self::with_memory(LocalMemory::insert_only(&specs, max_bytes / 16), max_bytes)
+    }
+
+    fn with_memory(memory: LocalMemory, max_bytes: usize) -> Self {
+        Self {
+            table: BlockTable::with_memory(memory),
+            max_bytes,
+            num_tids: 0,
+        }
+    }
+
+    /// Sets the dead offsets of `block`, replacing any it had.
+    ///
+    /// `offsets` must be non-empty, strictly ascending, and within
+    /// `1..=2048`. Otherwise the call returns an error saying which rule
+    /// was broken and the store is unchanged.
+    pub fn set_block_offsets(&mut self, block: u32, offsets: &[u16]) -> Result<(), TidStoreError> {
+        validate(block, offsets)?;
+        let old = self.table.get(block).map_or(0, BlockEntry::len);
+        let mut buf = EntryBuf::new();
+        self.table.insert(block, buf.encode(offsets));
+        self.num_tids = self.num_tids - old as u64 + offsets.len() as u64;
+        Ok(())
+    }
+
+    /// Whether `tid` is in the store.
+    #[inline]
+    pub fn is_member(&self, tid: Tid) -> bool {
+        self.table
+            .get(tid.block())
+            .is_some_and(|entry| entry.contains(tid.offset()))
+    }
+
+    /// The blocks in ascending order, each with its offsets.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            inner: self.table.iter(),
+        }
+    }
+
+    /// Bytes the store holds from the allocator: tree nodes and entries.
+    pub fn memory_usage(&self) -> usize {
+        self.table.memory_usage()
+    }
+
+    /// The budget given at construction.
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
+    }
+
+    /// Whether [`memory_usage`](Self::memory_usage) has passed
+    /// [`max_bytes`](Self::max_bytes): for vacuum, time for an index pass.
+    pub fn is_full(&self) -> bool {
+        self.memory_usage() > self.max_bytes
+    }
+
+    /// Number of blocks with dead offsets.
+    pub fn num_blocks(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Number of TIDs in the store.
+    pub fn num_tids(&self) -> u64 {
+        self.num_tids
+    }
+
+    /// Whether the store is empty.
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// Removes everything and returns all memory.
+    pub fn clear(&mut self) {
+        self.table.clear();
+        self.num_tids = 0;
+    }
+}
+
+/// Checks the `set_block_offsets` contract.
+fn validate(block: u32, offsets: &[u16]) -> Result<(), TidStoreError> {
+    let mut previous = None;
+    for &offset in offsets {
+        if offset == 0 || offset > MAX_OFFSET {
+            return Err(TidStoreError::OffsetOutOfRange { block, offset });
+        }
+        if let Some(previous) = previous.filter(|&p| p >= offset) {
+            return Err(TidStoreError::NotAscending {
+                block,
+                previous,
+                offset,
+            });
+        }
+        previous = Some(offset);
+    }
+    if previous.is_none() {
+        return Err(TidStoreError::NoOffsets { block });
+    }
+    Ok(())
+}
+
+impl fmt::Debug for TidStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TidStore")
+            .field("blocks", &self.num_blocks())
+            .field("tids", &self.num_tids)
+            .field("memory_usage", &self.memory_usage())
+            .field("max_bytes", &self.max_bytes)
+            .field(
+                "insert_only",
+                &self.table.as_raw().memory().is_insert_only(),
+            )
+            .finish()
+    }
+}
+
+impl FromIterator<Tid> for TidStore {
+    /// Collects TIDs in any order, grouping them by block. Duplicates are
+    /// kept once. The store's budget is unlimited.
+    ///
+    /// # Panics
+    ///
+    /// If a TID's offset is 0 or above 2048; use
+    /// [`TidStore::set_block_offsets`] to get an error instead.
+    fn from_iter<I: IntoIterator<Item = Tid>>(tids: I) -> Self {
+        let mut tids: Vec<Tid> = tids.into_iter().collect();
+        tids.sort_unstable();
+        tids.dedup();
+        let mut store = TidStore::new(usize::MAX);
+        let mut offsets = Vec::new();
+        for group in tids.chunk_by(|a, b| a.block() == b.block()) {
+            offsets.clear();
+            offsets.extend(group.iter().map(|t| t.offset()));
+            if let Err(e) = store.set_block_offsets(group[0].block(), &offsets) {
+                panic!("cannot collect TIDs: {e}");
+            }
+        }
+        store
+    }
+}
+
+impl<'a> IntoIterator for &'a TidStore {
+    type Item = DeadBlock<'a>;
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+/// The blocks of a [`TidStore`] in ascending order.
+pub struct Iter<'a> {
+    inner: BlockTableIter<'a>,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = DeadBlock<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<DeadBlock<'a>> {
+        self.inner
+            .next()
+            .map(|(block, entry)| DeadBlock { block, entry })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+/// One block of a [`TidStore`] and its dead offsets.
+#[derive(Clone, Copy)]
+pub struct DeadBlock<'a> {
+    block: u32,
+    entry: &'a BlockEntry,
+}
+
+impl<'a> DeadBlock<'a> {
+    /// The block number.
+    pub fn block(&self) -> u32 {
+        self.block
+    }
+
+    /// The dead offsets, ascending.
+    pub fn offsets(&self) -> BlockOffsets<'a> {
+        BlockOffsets(self.entry.offsets())
+    }
+
+    /// Number of dead offsets.
+    pub fn len(&self) -> usize {
+        self.entry.len()
+    }
+
+    /// Always false: a stored block has at least one offset.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Copies the offsets, ascending, into `buf` and returns how many the
+    /// block has. When that is more than `buf.len()`, only the first
+    /// `buf.len()` were copied, and the caller may retry with a buffer of
+    /// the returned size (as PostgreSQL's `TidStoreGetBlockOffsets` does).
+    pub fn copy_offsets(&self, buf: &mut [u16]) -> usize {
+        let mut n = 0;
+        for offset in self.entry.offsets() {
+            if let Some(slot) = buf.get_mut(n) {
+                *slot = offset;
+            }
+            n += 1;
+        }
+        n
+    }
+}
+
+impl fmt::Debug for DeadBlock<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeadBlock")
+            .field("block", &self.block)
+            .field("form", &self.entry.form())
+            .field("offsets", &self.offsets().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// The dead offsets of one block, ascending.
+pub struct BlockOffsets<'a>(Offsets<'a>);
+
+impl Iterator for BlockOffsets<'_> {
+    type Item = u16;
+
+    #[inline]
+    fn next(&mut self) -> Option<u16> {
+        self.0.next()
+    }
+}
