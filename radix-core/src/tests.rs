@@ -172,9 +172,13 @@ fn ranges_follow_btreemap() {
         t.insert(k, i);
         model.insert(k, i);
     }
-    let probes = [0u64, 1, 36, 37, 5000, 99_999, 100_002, 100_003, u64::MAX];
-    for &a in &probes {
-        for &b in &probes {
+    let probes: &[u64] = if cfg!(miri) {
+        &[0, 37, 5000, 100_003, u64::MAX]
+    } else {
+        &[0, 1, 36, 37, 5000, 99_999, 100_002, 100_003, u64::MAX]
+    };
+    for &a in probes {
+        for &b in probes {
             let bounds = [
                 (Bound::Included(a), Bound::Included(b)),
                 (Bound::Included(a), Bound::Excluded(b)),
