@@ -361,6 +361,13 @@ model_tests! {
     u32_leaf_insert_only: u32, Leaf<u64>, DEFAULT, insert_only = true;
     u64_varlen_insert_only: u64, Varlen<VarBytes>, DEFAULT, insert_only = true;
     u128_auto_insert_only: u128, Auto<[u64; 3]>, DEFAULT, insert_only = true;
+    // Zero-sized and sub-word values: the slot arrays of leaf nodes are
+    // empty or narrower than a pointer.
+    u64_unit_auto: u64, Auto<()>, DEFAULT, insert_only = false;
+    u32_unit_leaf: u32, Leaf<()>, DEFAULT, insert_only = false;
+    u16_unit_inline: u16, Inline<()>, DEFAULT, insert_only = false;
+    u32_u8_inline: u32, Inline<u8>, DEFAULT, insert_only = false;
+    u64_u16_inline: u64, Inline<u16>, CUSTOM, insert_only = false;
 }
 
 /// A tree is `Send` and `Sync` when its values are: readers on several

@@ -1,16 +1,8 @@
-//! Process-local memory: a slab allocator per node pool.
+//! Process-local memory: a [slab](super::slab) per node pool, and leaves in
+//! the global allocator or in bump arenas.
 //!
-//! Nodes are carved from blocks of at least 32 nodes (at least 8 KiB,
-//! rounded up to a power of two), as PostgreSQL's slab contexts do, so a
-//! node costs no allocator header and nodes of one size sit together.
-//! Freed nodes go on an intrusive free list and are reused first.
-//! [`memory_usage`](crate::RawTree::memory_usage) counts whole blocks, which
-//! is what the process really holds.
-//!
-//! Blocks are returned to the system when the tree is cleared or its last
-//! key is deleted ([`Memory::release_all`]); a tree that shrinks without
-//! emptying keeps its blocks for reuse. That trades some memory for
-//! simplicity and speed: a dead-tuple store fills, is read, and is reset.
+//! [`memory_usage`](crate::RawTree::memory_usage) counts whole slab blocks,
+//! which is what the process really holds, plus leaf bytes.
 //!
 //! Leaves come from the global allocator and are counted by their size, or,
 //! in *insert-only* mode ([`LocalMemory::insert_only`]), from bump arenas
@@ -24,108 +16,8 @@ use core::fmt;
 use core::ptr::NonNull;
 use std::alloc::{alloc, dealloc, handle_alloc_error};
 
+use super::slab::Slab;
 use super::{Memory, PoolSpec};
-
-/// Nodes per block, at least.
-const MIN_NODES_PER_BLOCK: usize = 32;
-/// Smallest block.
-const MIN_BLOCK_BYTES: usize = 8 * 1024;
-
-/// One pool's slab.
-struct Slab {
-    node: Layout,
-    block: Layout,
-    blocks: Vec<NonNull<u8>>,
-    /// Head of the intrusive free list: each free node's first word holds
-    /// the next free node.
-    free: Option<NonNull<u8>>,
-    /// Next never-used node in the newest block, and how many remain.
-    bump: Option<NonNull<u8>>,
-    bump_left: usize,
-    live: usize,
-}
-
-impl Slab {
-    fn new(spec: PoolSpec, max_block: usize) -> Self {
-        let node = Layout::from_size_align(spec.size, spec.align)
-            .expect("node layout")
-            .pad_to_align();
-        let wanted = (node.size() * MIN_NODES_PER_BLOCK)
-            .next_power_of_two()
-            .max(MIN_BLOCK_BYTES);
-        // A budget hint may cap the block, but a block holds one node at least.
-        let size = wanted.min(max_block.next_power_of_two()).max(node.size());
-        let block = Layout::from_size_align(size, spec.align).expect("block layout");
-        Self {
-            node,
-            block,
-            blocks: Vec::new(),
-            free: None,
-            bump: None,
-            bump_left: 0,
-            live: 0,
-        }
-    }
-
-    #[inline]
-    fn alloc(&mut self) -> NonNull<u8> {
-        self.live += 1;
-        if let Some(node) = self.free {
-            // SAFETY: a node on the free list is ours and holds the link in
-            // its first word (nodes are at least 8-aligned and 8 bytes).
-            self.free = unsafe { node.cast::<Option<NonNull<u8>>>().read() };
-            return node;
-        }
-        if self.bump_left == 0 {
-            self.grow();
-        }
-        let node = self.bump.expect("a fresh block");
-        self.bump_left -= 1;
-        // SAFETY: when nodes remain, the next one starts inside the block
-        // (the last step lands exactly at the block's end, never beyond).
-        self.bump = Some(unsafe { node.byte_add(self.node.size()) });
-        node
-    }
-
-    #[cold]
-    fn grow(&mut self) {
-        // SAFETY: the block layout has a non-zero size.
-        let raw = unsafe { alloc(self.block) };
-        let Some(block) = NonNull::new(raw) else {
-            handle_alloc_error(self.block)
-        };
-        self.blocks.push(block);
-        self.bump = Some(block);
-        self.bump_left = self.block.size() / self.node.size();
-    }
-
-    /// # Safety
-    ///
-    /// `node` came from this slab's `alloc` and is dead.
-    #[inline]
-    unsafe fn free(&mut self, node: NonNull<u8>) {
-        self.live -= 1;
-        // SAFETY: the node is ours, dead, and big and aligned enough for a
-        // pointer.
-        unsafe { node.cast::<Option<NonNull<u8>>>().write(self.free) };
-        self.free = Some(node);
-    }
-
-    fn release(&mut self) {
-        for block in self.blocks.drain(..) {
-            // SAFETY: every block was allocated with `self.block`.
-            unsafe { dealloc(block.as_ptr(), self.block) };
-        }
-        self.free = None;
-        self.bump = None;
-        self.bump_left = 0;
-        self.live = 0;
-    }
-
-    fn bytes(&self) -> usize {
-        self.blocks.len() * self.block.size()
-    }
-}
 
 /// Largest bump arena chunk; leaves of a dead-tuple store are small.
 const MAX_ARENA_BYTES: usize = 1 << 20;
@@ -206,7 +98,7 @@ impl LocalMemory {
 
     /// Size of the blocks of `pool`.
     pub fn block_size(&self, pool: usize) -> usize {
-        self.slabs[pool].block.size()
+        self.slabs[pool].block_size()
     }
 }
 
@@ -271,16 +163,15 @@ unsafe impl Memory for LocalMemory {
     }
 
     fn live_nodes(&self, pool: usize) -> usize {
-        self.slabs[pool].live
+        self.slabs[pool].live()
     }
 
     fn serves(&self, pools: &[PoolSpec]) -> bool {
         self.slabs.len() == pools.len()
-            && self
-                .slabs
-                .iter()
-                .zip(pools)
-                .all(|(slab, p)| slab.node.size() >= p.size && slab.node.align() >= p.align)
+            && self.slabs.iter().zip(pools).all(|(slab, p)| {
+                let node = slab.node_layout();
+                node.size() >= p.size && node.align() >= p.align
+            })
     }
 }
 
@@ -291,12 +182,6 @@ unsafe impl Send for LocalMemory {}
 // SAFETY: as above; no method taking `&self` mutates anything.
 unsafe impl Sync for LocalMemory {}
 
-impl Drop for LocalMemory {
-    fn drop(&mut self) {
-        self.slabs.iter_mut().for_each(Slab::release);
-    }
-}
-
 impl fmt::Debug for LocalMemory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LocalMemory")
@@ -304,11 +189,7 @@ impl fmt::Debug for LocalMemory {
             .field("leaf_bytes", &self.leaf_bytes)
             .field(
                 "slab_blocks",
-                &self
-                    .slabs
-                    .iter()
-                    .map(|s| s.blocks.len())
-                    .collect::<Vec<_>>(),
+                &self.slabs.iter().map(Slab::blocks).collect::<Vec<_>>(),
             )
             .finish()
     }
@@ -327,26 +208,16 @@ mod tests {
     ];
 
     #[test]
-    fn blocks_hold_at_least_32_nodes_and_8_kib() {
-        let m = LocalMemory::with_pools(&POOLS);
-        assert_eq!(m.block_size(0), 8192);
-        assert_eq!(m.block_size(1), 131072);
-        let capped = LocalMemory::with_block_limit(&POOLS, 4096);
-        assert_eq!(capped.block_size(0), 4096);
-        assert_eq!(capped.block_size(1), 4096);
-    }
-
-    #[test]
     fn nodes_are_reused_and_release_returns_every_block() {
         let mut m = LocalMemory::with_pools(&POOLS);
         assert_eq!(m.bytes_held(), 0);
         let nodes: Vec<_> = (0..300).map(|_| m.alloc_node(0)).collect();
         assert_eq!(m.live_nodes(0), 300);
-        assert_eq!(m.bytes_held(), 2 * 8192); // 204 nodes per block
+        assert_eq!(m.bytes_held(), 2 * 8192); // 203 nodes per block
         let first = nodes[7];
         // SAFETY: allocated above, not used again.
         unsafe { m.free_node(0, first) };
-        assert_eq!(m.alloc_node(0), first);
+        assert_eq!(m.alloc_node(0), first, "a freed node is reused first");
         let leaf = m.alloc_leaf(Layout::new::<[u64; 3]>());
         assert_eq!(m.bytes_held(), 2 * 8192 + 24);
         // SAFETY: allocated above with this layout.

@@ -10,6 +10,7 @@
 //! either in the global allocator or, for insert-only trees, in bump arenas.
 
 mod local;
+mod slab;
 
 use core::alloc::Layout;
 use core::ptr::NonNull;
