@@ -1,0 +1,392 @@
+//! The dead-tuple stores vacuum can use: the TID store and the classic
+//! array, behind one trait.
+
+use core::fmt;
+use core::str::FromStr;
+
+use tidstore::{Tid, TidStore, TidStoreError, MAX_OFFSET};
+
+/// Which store a run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StoreKind {
+    /// [`tidstore::TidStore`], insert-only, as PostgreSQL 17's vacuum uses
+    /// it (`tidstore`).
+    TidStore,
+    /// [`DeadItemsArray`], PostgreSQL 16's sorted array of 6-byte TIDs
+    /// (`array`).
+    Array,
+}
+
+impl StoreKind {
+    /// Both stores, in the order runs and reports use.
+    pub const ALL: [StoreKind; 2] = [StoreKind::TidStore, StoreKind::Array];
+
+    /// The name used in reports and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::TidStore => "tidstore",
+            Self::Array => "array",
+        }
+    }
+}
+
+impl fmt::Display for StoreKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown store name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown store `{0}`: expected tidstore or array")]
+pub struct UnknownStore(pub String);
+
+impl FromStr for StoreKind {
+    type Err = UnknownStore;
+
+    fn from_str(text: &str) -> Result<Self, UnknownStore> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "tidstore" => Ok(Self::TidStore),
+            "array" => Ok(Self::Array),
+            _ => Err(UnknownStore(text.to_string())),
+        }
+    }
+}
+
+/// Why a store could not be built or filled.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The TID store refused a page's offsets.
+    #[error("TID store: {0}")]
+    TidStore(#[from] TidStoreError),
+    /// The array's allocation cannot hold even one page of dead TIDs.
+    #[error(
+        "the dead-tuple array gets {bytes} bytes, room for {capacity} TIDs, \
+         but a page can have {per_page} dead tuples: raise --mem to at least {needed} bytes"
+    )]
+    ArrayTooSmall {
+        /// The allocation.
+        bytes: u64,
+        /// TIDs it holds.
+        capacity: u64,
+        /// Tuples per page.
+        per_page: u16,
+        /// The smallest limit that holds one page.
+        needed: u64,
+    },
+    /// The array's allocation failed.
+    #[error("cannot allocate the dead-tuple array ({bytes} bytes)")]
+    AllocationFailed {
+        /// The size asked for.
+        bytes: u64,
+    },
+}
+
+/// Where vacuum keeps the dead TIDs of one batch.
+///
+/// The simulation is generic over this trait so that each store's
+/// `is_member` is inlined into the index-pass loop.
+pub trait DeadTupleStore {
+    /// Which store this is.
+    fn kind(&self) -> StoreKind;
+
+    /// Whether a page with `n` dead tuples can be added before the next
+    /// index pass. The array answers no when they do not fit in its
+    /// allocation; the TID store always answers yes (it is checked with
+    /// [`is_full`](Self::is_full) after the page instead).
+    fn has_room_for(&self, n: usize) -> bool;
+
+    /// Records the dead offsets of `block` (ascending, non-empty). Blocks
+    /// arrive in ascending order between two [`clear`](Self::clear)s.
+    fn add_page(&mut self, block: u32, offsets: &[u16]) -> Result<(), StoreError>;
+
+    /// Whether the store has reached its limit: time for the index passes.
+    fn is_full(&self) -> bool;
+
+    /// Whether `tid` is dead: the index pass's question.
+    fn is_member(&self, tid: Tid) -> bool;
+
+    /// The heap pass: calls `f` for every block in ascending order with its
+    /// dead offsets, extracted into `buf`.
+    fn for_each_block<F: FnMut(u32, &[u16])>(&self, buf: &mut [u16], f: F);
+
+    /// Bytes the store holds now.
+    fn memory_usage(&self) -> u64;
+
+    /// TIDs held.
+    fn num_tids(&self) -> u64;
+
+    /// Empties the store for the next batch.
+    fn clear(&mut self);
+}
+
+impl DeadTupleStore for TidStore {
+    fn kind(&self) -> StoreKind {
+        StoreKind::TidStore
+    }
+
+    fn has_room_for(&self, _n: usize) -> bool {
+        true
+    }
+
+    fn add_page(&mut self, block: u32, offsets: &[u16]) -> Result<(), StoreError> {
+        Ok(self.set_block_offsets(block, offsets)?)
+    }
+
+    fn is_full(&self) -> bool {
+        TidStore::is_full(self)
+    }
+
+    #[inline]
+    fn is_member(&self, tid: Tid) -> bool {
+        TidStore::is_member(self, tid)
+    }
+
+    fn for_each_block<F: FnMut(u32, &[u16])>(&self, buf: &mut [u16], mut f: F) {
+        for block in self.iter() {
+            let n = block.copy_offsets(buf);
+            f(block.block(), &buf[..n]);
+        }
+    }
+
+    fn memory_usage(&self) -> u64 {
+        TidStore::memory_usage(self) as u64
+    }
+
+    fn num_tids(&self) -> u64 {
+        TidStore::num_tids(self)
+    }
+
+    fn clear(&mut self) {
+        TidStore::clear(self);
+    }
+}
+
+/// One TID packed in 6 bytes as PostgreSQL's `ItemPointerData`: the block
+/// number's high and low 16 bits, then the offset.
+pub type PackedTid = [u16; 3];
+
+#[inline(always)]
+fn pack(block: u32, offset: u16) -> PackedTid {
+    [(block >> 16) as u16, block as u16, offset]
+}
+
+/// The comparison key of a packed TID: `block << 16 | offset`, as
+/// PostgreSQL's `itemptr_encode`.
+#[inline(always)]
+fn key(item: &PackedTid) -> u64 {
+    (u64::from(item[0]) << 32) | (u64::from(item[1]) << 16) | u64::from(item[2])
+}
+
+/// PostgreSQL 16's dead-tuple array (`VacDeadItems`): sorted TIDs packed in
+/// 6 bytes each, allocated whole up front.
+///
+/// The allocation is `min(limit, 1 GiB, 6 × tuples in the table)` bytes,
+/// rounded down to whole TIDs; that is also its memory usage from the start.
+/// It is full when the next page's dead tuples do not fit. A lookup checks
+/// that the TID lies between the first and last entries, then binary-searches
+/// (PostgreSQL's `lazy_tid_reaped`).
+pub struct DeadItemsArray {
+    items: Vec<PackedTid>,
+    max_items: usize,
+}
+
+impl DeadItemsArray {
+    /// Bytes per TID.
+    pub const ITEM_BYTES: u64 = 6;
+    /// The largest allocation PostgreSQL allows (`MaxAllocSize`, 1 GiB).
+    pub const MAX_ALLOC: u64 = 1 << 30;
+
+    /// TIDs the array holds for a memory `limit` on a table of
+    /// `total_tuples`: `min(limit, 1 GiB, 6 × total_tuples) / 6`.
+    pub fn capacity_for(limit: u64, total_tuples: u64) -> u64 {
+        limit
+            .min(Self::MAX_ALLOC)
+            .min(total_tuples.saturating_mul(Self::ITEM_BYTES))
+            / Self::ITEM_BYTES
+    }
+
+    /// Allocates the array for a memory `limit` on a table of
+    /// `total_tuples` with `tuples_per_page` tuples per page. Fails when the
+    /// array cannot hold one full page, or the allocation fails.
+    pub fn with_limit(
+        limit: u64,
+        total_tuples: u64,
+        tuples_per_page: u16,
+    ) -> Result<Self, StoreError> {
+        let capacity = Self::capacity_for(limit, total_tuples);
+        let per_page = u64::from(tuples_per_page);
+        if capacity < per_page.min(total_tuples) {
+            return Err(StoreError::ArrayTooSmall {
+                bytes: capacity * Self::ITEM_BYTES,
+                capacity,
+                per_page: tuples_per_page,
+                needed: per_page * Self::ITEM_BYTES,
+            });
+        }
+        let bytes = capacity * Self::ITEM_BYTES;
+        let max_items =
+            usize::try_from(capacity).map_err(|_| StoreError::AllocationFailed { bytes })?;
+        let mut items = Vec::new();
+        items
+            .try_reserve_exact(max_items)
+            .map_err(|_| StoreError::AllocationFailed { bytes })?;
+        Ok(Self { items, max_items })
+    }
+
+    /// TIDs the array can hold.
+    pub fn capacity(&self) -> usize {
+        self.max_items
+    }
+
+    /// Bytes allocated: `capacity × 6`.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.max_items as u64 * Self::ITEM_BYTES
+    }
+}
+
+impl fmt::Debug for DeadItemsArray {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeadItemsArray")
+            .field("num_items", &self.items.len())
+            .field("max_items", &self.max_items)
+            .finish()
+    }
+}
+
+impl DeadTupleStore for DeadItemsArray {
+    fn kind(&self) -> StoreKind {
+        StoreKind::Array
+    }
+
+    fn has_room_for(&self, n: usize) -> bool {
+        self.max_items - self.items.len() >= n
+    }
+
+    fn add_page(&mut self, block: u32, offsets: &[u16]) -> Result<(), StoreError> {
+        debug_assert!(self.has_room_for(offsets.len()));
+        debug_assert!(self
+            .items
+            .last()
+            .is_none_or(|last| key(last) < key(&pack(block, 0))));
+        self.items
+            .extend(offsets.iter().map(|&offset| pack(block, offset)));
+        Ok(())
+    }
+
+    fn is_full(&self) -> bool {
+        self.items.len() == self.max_items
+    }
+
+    #[inline]
+    fn is_member(&self, tid: Tid) -> bool {
+        let (Some(first), Some(last)) = (self.items.first(), self.items.last()) else {
+            return false;
+        };
+        let item = key(&pack(tid.block(), tid.offset()));
+        if item < key(first) || item > key(last) {
+            return false;
+        }
+        self.items
+            .binary_search_by(|probe| key(probe).cmp(&item))
+            .is_ok()
+    }
+
+    fn for_each_block<F: FnMut(u32, &[u16])>(&self, buf: &mut [u16], mut f: F) {
+        for run in self.items.chunk_by(|a, b| a[..2] == b[..2]) {
+            let block = (u32::from(run[0][0]) << 16) | u32::from(run[0][1]);
+            for (slot, item) in buf.iter_mut().zip(run) {
+                *slot = item[2];
+            }
+            f(block, &buf[..run.len().min(buf.len())]);
+        }
+    }
+
+    fn memory_usage(&self) -> u64 {
+        self.allocated_bytes()
+    }
+
+    fn num_tids(&self) -> u64 {
+        self.items.len() as u64
+    }
+
+    fn clear(&mut self) {
+        self.items.clear();
+    }
+}
+
+/// A buffer large enough for any block's offsets.
+pub fn offsets_buffer() -> Vec<u16> {
+    vec![0; usize::from(MAX_OFFSET)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fill<S: DeadTupleStore>(store: &mut S) {
+        store.add_page(0, &[1, 2, 3]).unwrap();
+        store.add_page(70_000, &[5]).unwrap();
+        store.add_page(70_001, &[1, 9]).unwrap();
+    }
+
+    fn check<S: DeadTupleStore>(store: &S) {
+        assert!(store.is_member(Tid::new(0, 2)));
+        assert!(store.is_member(Tid::new(70_000, 5)));
+        assert!(store.is_member(Tid::new(70_001, 9)));
+        assert!(!store.is_member(Tid::new(0, 4)));
+        assert!(!store.is_member(Tid::new(5, 1)));
+        assert!(!store.is_member(Tid::new(70_001, 10)));
+        assert!(!store.is_member(Tid::new(u32::MAX, 1)));
+        assert_eq!(store.num_tids(), 6);
+        let mut buf = offsets_buffer();
+        let mut seen = Vec::new();
+        store.for_each_block(&mut buf, |block, offsets| {
+            seen.push((block, offsets.to_vec()))
+        });
+        assert_eq!(
+            seen,
+            [(0, vec![1, 2, 3]), (70_000, vec![5]), (70_001, vec![1, 9])]
+        );
+    }
+
+    #[test]
+    fn both_stores_agree() {
+        let mut ts = TidStore::insert_only(1 << 20);
+        fill(&mut ts);
+        check(&ts);
+        let mut array = DeadItemsArray::with_limit(1 << 20, 1 << 30, 10).unwrap();
+        fill(&mut array);
+        check(&array);
+        array.clear();
+        assert!(!array.is_member(Tid::new(0, 2)));
+        assert_eq!(array.num_tids(), 0);
+    }
+
+    #[test]
+    fn array_capacity_and_fullness() {
+        assert_eq!(DeadItemsArray::capacity_for(600, 1_000), 100);
+        assert_eq!(DeadItemsArray::capacity_for(601, 1_000), 100);
+        assert_eq!(DeadItemsArray::capacity_for(600, 40), 40);
+        assert_eq!(
+            DeadItemsArray::capacity_for(u64::MAX, u64::MAX),
+            (1 << 30) / 6
+        );
+        let mut array = DeadItemsArray::with_limit(60, 1_000, 4).unwrap();
+        assert_eq!(array.allocated_bytes(), 60);
+        assert_eq!(array.memory_usage(), 60);
+        array.add_page(0, &[1, 2, 3, 4]).unwrap();
+        array.add_page(1, &[1, 2, 3, 4]).unwrap();
+        assert!(array.has_room_for(2));
+        assert!(!array.has_room_for(3));
+        assert!(!array.is_full());
+        array.add_page(2, &[1, 2]).unwrap();
+        assert!(array.is_full());
+        assert!(matches!(
+            DeadItemsArray::with_limit(30, 1_000, 6),
+            Err(StoreError::ArrayTooSmall { needed: 36, .. })
+        ));
+        assert_eq!("array".parse::<StoreKind>(), Ok(StoreKind::Array));
+        assert!("btree".parse::<StoreKind>().is_err());
+    }
+}

@@ -1,0 +1,526 @@
+//! The lazy-vacuum loop and its per-phase timing.
+//!
+//! 1. **Heap scan**: page by page, the page's dead offsets go into the
+//!    store. Before a page, the array checks that the page's dead tuples
+//!    fit (PostgreSQL 16); after a page, the store is asked
+//!    [`is_full`](DeadTupleStore::is_full) (for the TID store: memory usage
+//!    above the limit, PostgreSQL 17). Either way, the scan stops for a
+//!    *round*:
+//! 2. **Index passes**: for every index, one `is_member` per index entry,
+//!    in that index's order (see [`crate::order`]).
+//! 3. **Heap pass**: iterate the store in block order and extract each
+//!    block's offsets (what `lazy_vacuum_heap_rel` does to mark them
+//!    unused); then clear the store.
+//!
+//! The scan then resumes; when it ends, a store still holding TIDs gets a
+//! final round. *Index passes* counts rounds (each round scans every
+//! index once), as PostgreSQL's `index_scans` does.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use tidstore::{Tid, TidStore};
+
+use crate::heap::{splitmix64_at, Heap};
+use crate::order::{IndexOrder, RandomOrder};
+use crate::progress::{Phase, Progress};
+use crate::scenario::{group, Scenario, ScenarioError};
+use crate::store::{offsets_buffer, DeadItemsArray, DeadTupleStore, StoreError, StoreKind};
+
+/// Index entries between two progress updates.
+const CHUNK: u64 = 1 << 16;
+
+/// Why a run could not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum VacuumError {
+    /// The scenario's shape is invalid.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// The store could not be built or filled.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A failed correctness check: the store lost or invented dead TIDs.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    /// The index passes' hits, summed over all passes and indexes, differ
+    /// from dead TIDs × indexes.
+    #[error(
+        "{store}: the index passes found {found} dead TIDs, but {dead} were deleted \
+         and there are {indexes} indexes, so {expected} were expected"
+    )]
+    Found {
+        /// The store.
+        store: StoreKind,
+        /// Hits over all passes and indexes.
+        found: u64,
+        /// Dead TIDs in the heap.
+        dead: u64,
+        /// Number of indexes.
+        indexes: usize,
+        /// `dead × indexes`.
+        expected: u64,
+    },
+    /// One index's hits, summed over all passes, differ from the dead TIDs.
+    #[error("{store}: index {index} ({order}) found {found} dead TIDs, but {dead} were deleted")]
+    PerIndex {
+        /// The store.
+        store: StoreKind,
+        /// The index's position (from 1).
+        index: usize,
+        /// Its order.
+        order: IndexOrder,
+        /// Its hits over all passes.
+        found: u64,
+        /// Dead TIDs in the heap.
+        dead: u64,
+    },
+    /// In one round, an index's hits differ from the TIDs the store held.
+    #[error(
+        "{store}: in index pass {pass}, index {index} found {found} dead TIDs, \
+         but the store held {held}"
+    )]
+    Round {
+        /// The store.
+        store: StoreKind,
+        /// The round (from 1).
+        pass: u32,
+        /// The index's position (from 1).
+        index: usize,
+        /// Hits in that round.
+        found: u64,
+        /// TIDs the store held.
+        held: u64,
+    },
+    /// The heap scan collected a different number of dead TIDs than the
+    /// pattern deletes.
+    #[error("{store}: the heap scan collected {collected} dead TIDs, but {dead} were deleted")]
+    Collected {
+        /// The store.
+        store: StoreKind,
+        /// TIDs added to the store over the scan.
+        collected: u64,
+        /// Dead TIDs in the heap.
+        dead: u64,
+    },
+    /// The heap passes extracted a different number of TIDs.
+    #[error("{store}: the heap passes vacuumed {vacuumed} dead TIDs, but {dead} were deleted")]
+    HeapPass {
+        /// The store.
+        store: StoreKind,
+        /// Offsets extracted over all heap passes.
+        vacuumed: u64,
+        /// Dead TIDs in the heap.
+        dead: u64,
+    },
+}
+
+/// What one vacuum run with one store measured.
+#[derive(Clone, Debug)]
+pub struct VacuumStats {
+    /// The store.
+    pub store: StoreKind,
+    /// The indexes, in pass order.
+    pub indexes: Vec<IndexOrder>,
+    /// Rounds of index passes (each scans every index once).
+    pub index_passes: u32,
+    /// The most memory the store held, sampled after every page; for the
+    /// array, its allocation.
+    pub peak_bytes: u64,
+    /// Dead tuples in the heap: the number deleted, from the dead pattern.
+    pub dead_tids: u64,
+    /// Dead TIDs the heap scan put into the store.
+    pub collected: u64,
+    /// `is_member` hits for each index, summed over all passes.
+    pub found_per_index: Vec<u64>,
+    /// `is_member` hits over all passes of all indexes: must equal
+    /// `dead_tids × indexes`.
+    pub found: u64,
+    /// Offsets the heap passes extracted: must equal `dead_tids`.
+    pub heap_vacuumed: u64,
+    /// The first round whose hits did not match the store's contents.
+    pub round_error: Option<CheckError>,
+    /// Time scanning the heap and filling the store.
+    pub heap_scan: Duration,
+    /// Time in index passes.
+    pub index: Duration,
+    /// Time in heap passes, including clearing the store.
+    pub heap_vacuum: Duration,
+    /// Wall time of the whole run, from creating the store.
+    pub total: Duration,
+}
+
+impl VacuumStats {
+    /// `dead_tids × indexes`: what `found` must be.
+    pub fn expected_found(&self) -> u64 {
+        self.dead_tids * self.indexes.len() as u64
+    }
+
+    /// Peak bytes divided by dead TIDs (`None` when nothing is dead).
+    pub fn bytes_per_dead_tid(&self) -> Option<f64> {
+        (self.dead_tids > 0).then(|| self.peak_bytes as f64 / self.dead_tids as f64)
+    }
+
+    /// The correctness check: every index found every deleted TID exactly
+    /// once over the run, each round's hits matched the store, and the
+    /// heap scan and heap passes saw every deleted TID.
+    pub fn check(&self) -> Result<(), CheckError> {
+        let store = self.store;
+        let dead = self.dead_tids;
+        if self.found != self.expected_found() {
+            return Err(CheckError::Found {
+                store,
+                found: self.found,
+                dead,
+                indexes: self.indexes.len(),
+                expected: self.expected_found(),
+            });
+        }
+        for (i, (&found, &order)) in self.found_per_index.iter().zip(&self.indexes).enumerate() {
+            if found != dead {
+                return Err(CheckError::PerIndex {
+                    store,
+                    index: i + 1,
+                    order,
+                    found,
+                    dead,
+                });
+            }
+        }
+        if let Some(error) = &self.round_error {
+            return Err(error.clone());
+        }
+        if self.collected != dead {
+            return Err(CheckError::Collected {
+                store,
+                collected: self.collected,
+                dead,
+            });
+        }
+        if self.heap_vacuumed != dead {
+            return Err(CheckError::HeapPass {
+                store,
+                vacuumed: self.heap_vacuumed,
+                dead,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Runs the scenario with a fresh store of `kind`.
+pub fn run(
+    scenario: &Scenario,
+    kind: StoreKind,
+    progress: &Progress,
+) -> Result<VacuumStats, VacuumError> {
+    scenario.validate()?;
+    let heap = scenario.heap();
+    let dead = heap.count_dead();
+    let limit = scenario.limit;
+    let started = Instant::now();
+    match kind {
+        StoreKind::TidStore => {
+            // validate() checked that the limit fits in a usize.
+            let max_bytes = usize::try_from(limit).unwrap_or(usize::MAX);
+            let mut store = TidStore::insert_only(max_bytes);
+            simulate(scenario, &heap, dead, &mut store, started, progress)
+        }
+        StoreKind::Array => {
+            let mut store =
+                DeadItemsArray::with_limit(limit, heap.num_tuples(), heap.tuples_per_page())?;
+            simulate(scenario, &heap, dead, &mut store, started, progress)
+        }
+    }
+}
+
+/// The index orders of a run: `None` for a correlated index, the
+/// permutation for a random one. Random index `j` gets its own seed
+/// derived from the scenario's, the same for every store.
+fn index_orders(scenario: &Scenario, n: u64) -> Vec<Option<RandomOrder>> {
+    scenario
+        .indexes
+        .iter()
+        .enumerate()
+        .map(|(j, order)| match order {
+            IndexOrder::Correlated => None,
+            IndexOrder::Random => Some(RandomOrder::new(
+                n,
+                splitmix64_at(scenario.seed, 1_000 + j as u64),
+            )),
+        })
+        .collect()
+}
+
+/// The mutable state of one run.
+struct Run<'a> {
+    heap: &'a Heap,
+    orders: Vec<Option<RandomOrder>>,
+    progress: &'a Progress,
+    buf: Vec<u16>,
+    stats: VacuumStats,
+}
+
+/// Runs the vacuum loop over `heap` with `store`. `dead` is the number of
+/// dead tuples the pattern deletes; `started` is when the store was
+/// created.
+pub fn simulate<S: DeadTupleStore>(
+    scenario: &Scenario,
+    heap: &Heap,
+    dead: u64,
+    store: &mut S,
+    started: Instant,
+    progress: &Progress,
+) -> Result<VacuumStats, VacuumError> {
+    let kind = store.kind();
+    let mut run = Run {
+        heap,
+        orders: index_orders(scenario, heap.num_tuples()),
+        progress,
+        buf: offsets_buffer(),
+        stats: VacuumStats {
+            store: kind,
+            indexes: scenario.indexes.clone(),
+            index_passes: 0,
+            peak_bytes: store.memory_usage(),
+            dead_tids: dead,
+            collected: 0,
+            found_per_index: vec![0; scenario.indexes.len()],
+            found: 0,
+            heap_vacuumed: 0,
+            round_error: None,
+            heap_scan: Duration::ZERO,
+            index: Duration::ZERO,
+            heap_vacuum: Duration::ZERO,
+            total: Duration::ZERO,
+        },
+    };
+    let blocks = heap.blocks();
+    let mut offsets = Vec::with_capacity(usize::from(heap.tuples_per_page()));
+    let mut scan = run.start_scan(0);
+    let mut scan_started = Instant::now();
+    let mut scan_first = 0u32;
+    for block in 0..blocks {
+        heap.dead_offsets(block, &mut offsets);
+        if !offsets.is_empty() {
+            if !store.has_room_for(offsets.len()) {
+                run.stats.heap_scan += scan_started.elapsed();
+                run.end_scan(scan, scan_first, block, &*store);
+                run.round(store);
+                scan = run.start_scan(block);
+                scan_first = block;
+                scan_started = Instant::now();
+            }
+            store.add_page(block, &offsets)?;
+            run.stats.collected += offsets.len() as u64;
+        }
+        run.stats.peak_bytes = run.stats.peak_bytes.max(store.memory_usage());
+        if store.is_full() {
+            run.stats.heap_scan += scan_started.elapsed();
+            run.end_scan(scan, scan_first, block + 1, &*store);
+            run.round(store);
+            scan = run.start_scan(block + 1);
+            scan_first = block + 1;
+            scan_started = Instant::now();
+        }
+        if block % 4096 == 0 {
+            scan.set_position(u64::from(block));
+        }
+    }
+    run.stats.heap_scan += scan_started.elapsed();
+    run.end_scan(scan, scan_first, blocks, &*store);
+    if store.num_tids() > 0 {
+        run.round(store);
+    }
+    run.stats.total = started.elapsed();
+    Ok(run.stats)
+}
+
+impl Run<'_> {
+    fn label(&self, what: &str) -> String {
+        format!(
+            "[{}] pass {} {what}",
+            self.stats.store,
+            self.stats.index_passes + 1
+        )
+    }
+
+    fn start_scan(&self, from: u32) -> Phase {
+        self.progress.phase(
+            self.label("heap scan"),
+            "pages",
+            u64::from(self.heap.blocks()),
+            u64::from(from),
+        )
+    }
+
+    fn end_scan<S: DeadTupleStore>(&self, scan: Phase, from: u32, to: u32, store: &S) {
+        scan.finish(&format!(
+            "pages {}..{}, {} dead TIDs held, {} bytes",
+            group(u64::from(from)),
+            group(u64::from(to)),
+            group(store.num_tids()),
+            group(store.memory_usage()),
+        ));
+    }
+
+    /// One round: every index once, then the heap pass, then clear.
+    fn round<S: DeadTupleStore>(&mut self, store: &mut S) {
+        let held = store.num_tids();
+        let pass = self.stats.index_passes + 1;
+        let count = self.orders.len();
+        for j in 0..count {
+            let order = self.stats.indexes[j];
+            let mut phase = self.progress.phase(
+                self.label(&format!("index {}/{count} ({order})", j + 1)),
+                "entries",
+                self.heap.num_tuples(),
+                0,
+            );
+            let started = Instant::now();
+            let found = match &self.orders[j] {
+                None => correlated_pass(&*store, self.heap, &mut phase),
+                Some(permutation) => random_pass(&*store, self.heap, permutation, &mut phase),
+            };
+            self.stats.index += started.elapsed();
+            phase.finish(&format!(
+                "{} of {} dead TIDs found",
+                group(found),
+                group(held)
+            ));
+            self.stats.found_per_index[j] += found;
+            self.stats.found += found;
+            if found != held && self.stats.round_error.is_none() {
+                self.stats.round_error = Some(CheckError::Round {
+                    store: self.stats.store,
+                    pass,
+                    index: j + 1,
+                    found,
+                    held,
+                });
+            }
+        }
+        let mut phase = self
+            .progress
+            .phase(self.label("heap vacuum"), "TIDs", held, 0);
+        let started = Instant::now();
+        let mut vacuumed = 0u64;
+        let mut checksum = 0u64;
+        store.for_each_block(&mut self.buf, |block, offsets| {
+            vacuumed += offsets.len() as u64;
+            let sum: u64 = offsets.iter().map(|&o| u64::from(o)).sum();
+            checksum = checksum.wrapping_add(u64::from(block) ^ sum);
+        });
+        black_box(checksum);
+        store.clear();
+        self.stats.heap_vacuum += started.elapsed();
+        phase.set_position(vacuumed);
+        phase.finish(&format!("{} dead TIDs vacuumed", group(vacuumed)));
+        self.stats.heap_vacuumed += vacuumed;
+        self.stats.index_passes = pass;
+    }
+}
+
+/// An index pass over a correlated index: TIDs in heap order.
+fn correlated_pass<S: DeadTupleStore>(store: &S, heap: &Heap, phase: &mut Phase) -> u64 {
+    let tpp = heap.tuples_per_page();
+    let mut found = 0u64;
+    for block in 0..heap.blocks() {
+        for offset in 1..=tpp {
+            found += u64::from(store.is_member(Tid::new(block, offset)));
+        }
+        if block % 1024 == 0 {
+            phase.set_position(u64::from(block) * u64::from(tpp));
+        }
+    }
+    found
+}
+
+/// An index pass over a random index: entry `i` is heap position
+/// `permutation.get(i)`.
+///
+/// The entries are generated a batch at a time into a reused buffer, then
+/// looked up: the cycle walk's unpredictable branch stays out of the lookup
+/// loop, so the processor can overlap the lookups' cache misses.
+fn random_pass<S: DeadTupleStore>(
+    store: &S,
+    heap: &Heap,
+    permutation: &RandomOrder,
+    phase: &mut Phase,
+) -> u64 {
+    const BATCH: u64 = 1 << 10;
+    let n = permutation.len();
+    let tpp = heap.tuples_per_page();
+    let mut batch: Vec<Tid> = Vec::with_capacity(BATCH as usize);
+    let mut found = 0u64;
+    let mut start = 0u64;
+    // 32-bit division is much cheaper than 64-bit; every table up to 4
+    // billion tuples (VAC-1 has 1 billion) takes this path.
+    let narrow = u32::try_from(n).is_ok();
+    while start < n {
+        let end = (start + BATCH).min(n);
+        batch.clear();
+        if narrow {
+            let tpp = u32::from(tpp);
+            batch.extend((start..end).map(|i| {
+                let p = permutation.get(i) as u32;
+                Tid::new(p / tpp, (p % tpp) as u16 + 1)
+            }));
+        } else {
+            let tpp = u64::from(tpp);
+            batch.extend((start..end).map(|i| {
+                let p = permutation.get(i);
+                Tid::new((p / tpp) as u32, (p % tpp) as u16 + 1)
+            }));
+        }
+        for &tid in &batch {
+            found += u64::from(store.is_member(tid));
+        }
+        if end % CHUNK == 0 || end == n {
+            phase.set_position(end);
+        }
+        start = end;
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::heap::DeadPattern;
+
+    #[test]
+    fn tiny_run_with_both_stores() {
+        let scenario = Scenario::custom(
+            50,
+            10,
+            DeadPattern::Every(2),
+            vec![IndexOrder::Correlated, IndexOrder::Random],
+            120,
+        );
+        for kind in StoreKind::ALL {
+            let stats = run(&scenario, kind, &Progress::hidden()).unwrap();
+            assert_eq!(stats.dead_tids, 250);
+            assert_eq!(stats.found, 500);
+            assert_eq!(stats.check(), Ok(()));
+            if kind == StoreKind::Array {
+                // 120 bytes = 20 TIDs = 4 pages of 5 dead per pass.
+                assert_eq!(stats.index_passes, 13);
+                assert_eq!(stats.peak_bytes, 120);
+            }
+        }
+    }
+
+    #[test]
+    fn a_lying_store_fails_the_check() {
+        let scenario = Scenario::custom(4, 4, DeadPattern::All, vec![IndexOrder::Random], 1 << 20);
+        let mut stats = run(&scenario, StoreKind::TidStore, &Progress::hidden()).unwrap();
+        assert_eq!(stats.check(), Ok(()));
+        stats.found -= 1;
+        assert!(matches!(
+            stats.check(),
+            Err(CheckError::Found { expected: 16, .. })
+        ));
+    }
+}
