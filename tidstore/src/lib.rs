@@ -17,12 +17,17 @@
 //! The caller gives a memory budget and checks [`TidStore::is_full`]:
 //! [`TidStore::memory_usage`] is the bytes the store really holds, and no
 //! single allocation block exceeds a sixteenth of the budget.
+//!
+//! [`DeadItemsArray`] is PostgreSQL 16's sorted array, kept for comparison
+//! (it is what `vacuum-sim` and the benchmarks measure the store against).
 
+mod array;
 mod entry;
 mod error;
 mod store;
 mod tid;
 
+pub use array::{ArrayError, DeadItemsArray, ItemPointer};
 pub use error::TidStoreError;
 pub use store::{BlockOffsets, DeadBlock, Iter, TidStore};
 pub use tid::{Tid, MAX_OFFSET};

@@ -13,7 +13,7 @@
 //! ([`store::DeadTupleStore`]):
 //!
 //! - [`tidstore::TidStore`], insert-only, as PostgreSQL 17 uses it;
-//! - [`store::DeadItemsArray`], PostgreSQL 16's sorted array of 6-byte TIDs,
+//! - [`tidstore::DeadItemsArray`], PostgreSQL 16's sorted array of 6-byte TIDs,
 //!   allocated up front at `min(limit, 1 GiB)`, searched with a bounds check
 //!   and a binary search.
 //!
@@ -57,5 +57,6 @@ pub use heap::{DeadPattern, Heap};
 pub use order::{IndexOrder, RandomOrder};
 pub use progress::Progress;
 pub use scenario::{parse_size, Scenario};
-pub use store::{DeadItemsArray, DeadTupleStore, StoreKind};
+pub use store::{array_with_limit, DeadTupleStore, StoreKind};
+pub use tidstore::DeadItemsArray;
 pub use vacuum::{run, CheckError, VacuumError, VacuumStats};

@@ -4,7 +4,7 @@
 use core::fmt;
 use core::str::FromStr;
 
-use tidstore::{Tid, TidStore, TidStoreError, MAX_OFFSET};
+use tidstore::{ArrayError, DeadItemsArray, Tid, TidStore, TidStoreError, MAX_OFFSET};
 
 /// Which store a run uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -74,6 +74,9 @@ pub enum StoreError {
         /// The smallest limit that holds one page.
         needed: u64,
     },
+    /// The array refused a page.
+    #[error("dead-tuple array: {0}")]
+    Array(#[from] ArrayError),
     /// The array's allocation failed.
     #[error("cannot allocate the dead-tuple array ({bytes} bytes)")]
     AllocationFailed {
@@ -162,96 +165,30 @@ impl DeadTupleStore for TidStore {
     }
 }
 
-/// One TID packed in 6 bytes as PostgreSQL's `ItemPointerData`: the block
-/// number's high and low 16 bits, then the offset.
-pub type PackedTid = [u16; 3];
-
-#[inline(always)]
-fn pack(block: u32, offset: u16) -> PackedTid {
-    [(block >> 16) as u16, block as u16, offset]
-}
-
-/// The comparison key of a packed TID: `block << 16 | offset`, as
-/// PostgreSQL's `itemptr_encode`.
-#[inline(always)]
-fn key(item: &PackedTid) -> u64 {
-    (u64::from(item[0]) << 32) | (u64::from(item[1]) << 16) | u64::from(item[2])
-}
-
-/// PostgreSQL 16's dead-tuple array (`VacDeadItems`): sorted TIDs packed in
-/// 6 bytes each, allocated whole up front.
-///
-/// The allocation is `min(limit, 1 GiB, 6 × tuples in the table)` bytes,
-/// rounded down to whole TIDs; that is also its memory usage from the start.
-/// It is full when the next page's dead tuples do not fit. A lookup checks
-/// that the TID lies between the first and last entries, then binary-searches
-/// (PostgreSQL's `lazy_tid_reaped`).
-pub struct DeadItemsArray {
-    items: Vec<PackedTid>,
-    max_items: usize,
-}
-
-impl DeadItemsArray {
-    /// Bytes per TID.
-    pub const ITEM_BYTES: u64 = 6;
-    /// The largest allocation PostgreSQL allows (`MaxAllocSize`, 1 GiB).
-    pub const MAX_ALLOC: u64 = 1 << 30;
-
-    /// TIDs the array holds for a memory `limit` on a table of
-    /// `total_tuples`: `min(limit, 1 GiB, 6 × total_tuples) / 6`.
-    pub fn capacity_for(limit: u64, total_tuples: u64) -> u64 {
-        limit
-            .min(Self::MAX_ALLOC)
-            .min(total_tuples.saturating_mul(Self::ITEM_BYTES))
-            / Self::ITEM_BYTES
+/// Allocates PostgreSQL 16's dead-tuple array for a memory `limit` on a
+/// table of `total_tuples` with `tuples_per_page` tuples per page:
+/// `min(limit, 1 GiB, 6 B x total_tuples)`, rounded down to whole TIDs.
+/// Fails when the array cannot hold one full page, or the allocation fails.
+pub fn array_with_limit(
+    limit: u64,
+    total_tuples: u64,
+    tuples_per_page: u16,
+) -> Result<DeadItemsArray, StoreError> {
+    let capacity = DeadItemsArray::capacity_for(limit, total_tuples);
+    let per_page = u64::from(tuples_per_page);
+    if capacity < per_page.min(total_tuples) {
+        return Err(StoreError::ArrayTooSmall {
+            bytes: capacity * DeadItemsArray::ITEM_BYTES,
+            capacity,
+            per_page: tuples_per_page,
+            needed: per_page * DeadItemsArray::ITEM_BYTES,
+        });
     }
-
-    /// Allocates the array for a memory `limit` on a table of
-    /// `total_tuples` with `tuples_per_page` tuples per page. Fails when the
-    /// array cannot hold one full page, or the allocation fails.
-    pub fn with_limit(
-        limit: u64,
-        total_tuples: u64,
-        tuples_per_page: u16,
-    ) -> Result<Self, StoreError> {
-        let capacity = Self::capacity_for(limit, total_tuples);
-        let per_page = u64::from(tuples_per_page);
-        if capacity < per_page.min(total_tuples) {
-            return Err(StoreError::ArrayTooSmall {
-                bytes: capacity * Self::ITEM_BYTES,
-                capacity,
-                per_page: tuples_per_page,
-                needed: per_page * Self::ITEM_BYTES,
-            });
-        }
-        let bytes = capacity * Self::ITEM_BYTES;
-        let max_items =
-            usize::try_from(capacity).map_err(|_| StoreError::AllocationFailed { bytes })?;
-        let mut items = Vec::new();
-        items
-            .try_reserve_exact(max_items)
-            .map_err(|_| StoreError::AllocationFailed { bytes })?;
-        Ok(Self { items, max_items })
-    }
-
-    /// TIDs the array can hold.
-    pub fn capacity(&self) -> usize {
-        self.max_items
-    }
-
-    /// Bytes allocated: `capacity × 6`.
-    pub fn allocated_bytes(&self) -> u64 {
-        self.max_items as u64 * Self::ITEM_BYTES
-    }
-}
-
-impl fmt::Debug for DeadItemsArray {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DeadItemsArray")
-            .field("num_items", &self.items.len())
-            .field("max_items", &self.max_items)
-            .finish()
-    }
+    let bytes = capacity * DeadItemsArray::ITEM_BYTES;
+    usize::try_from(capacity)
+        .ok()
+        .and_then(|max_items| DeadItemsArray::with_max_items(max_items).ok())
+        .ok_or(StoreError::AllocationFailed { bytes })
 }
 
 impl DeadTupleStore for DeadItemsArray {
@@ -260,43 +197,26 @@ impl DeadTupleStore for DeadItemsArray {
     }
 
     fn has_room_for(&self, n: usize) -> bool {
-        self.max_items - self.items.len() >= n
+        self.remaining() >= n
     }
 
     fn add_page(&mut self, block: u32, offsets: &[u16]) -> Result<(), StoreError> {
-        debug_assert!(self.has_room_for(offsets.len()));
-        debug_assert!(self
-            .items
-            .last()
-            .is_none_or(|last| key(last) < key(&pack(block, 0))));
-        self.items
-            .extend(offsets.iter().map(|&offset| pack(block, offset)));
-        Ok(())
+        Ok(self.push_block(block, offsets)?)
     }
 
     fn is_full(&self) -> bool {
-        self.items.len() == self.max_items
+        self.remaining() == 0
     }
 
     #[inline]
     fn is_member(&self, tid: Tid) -> bool {
-        let (Some(first), Some(last)) = (self.items.first(), self.items.last()) else {
-            return false;
-        };
-        let item = key(&pack(tid.block(), tid.offset()));
-        if item < key(first) || item > key(last) {
-            return false;
-        }
-        self.items
-            .binary_search_by(|probe| key(probe).cmp(&item))
-            .is_ok()
+        DeadItemsArray::is_member(self, tid)
     }
 
     fn for_each_block<F: FnMut(u32, &[u16])>(&self, buf: &mut [u16], mut f: F) {
-        for run in self.items.chunk_by(|a, b| a[..2] == b[..2]) {
-            let block = (u32::from(run[0][0]) << 16) | u32::from(run[0][1]);
+        for (block, run) in self.blocks() {
             for (slot, item) in buf.iter_mut().zip(run) {
-                *slot = item[2];
+                *slot = item.tid().offset();
             }
             f(block, &buf[..run.len().min(buf.len())]);
         }
@@ -307,11 +227,11 @@ impl DeadTupleStore for DeadItemsArray {
     }
 
     fn num_tids(&self) -> u64 {
-        self.items.len() as u64
+        self.len() as u64
     }
 
     fn clear(&mut self) {
-        self.items.clear();
+        DeadItemsArray::clear(self);
     }
 }
 
@@ -355,7 +275,7 @@ mod tests {
         let mut ts = TidStore::insert_only(1 << 20);
         fill(&mut ts);
         check(&ts);
-        let mut array = DeadItemsArray::with_limit(1 << 20, 1 << 30, 10).unwrap();
+        let mut array = array_with_limit(1 << 20, 1 << 30, 10).unwrap();
         fill(&mut array);
         check(&array);
         array.clear();
@@ -365,14 +285,7 @@ mod tests {
 
     #[test]
     fn array_capacity_and_fullness() {
-        assert_eq!(DeadItemsArray::capacity_for(600, 1_000), 100);
-        assert_eq!(DeadItemsArray::capacity_for(601, 1_000), 100);
-        assert_eq!(DeadItemsArray::capacity_for(600, 40), 40);
-        assert_eq!(
-            DeadItemsArray::capacity_for(u64::MAX, u64::MAX),
-            (1 << 30) / 6
-        );
-        let mut array = DeadItemsArray::with_limit(60, 1_000, 4).unwrap();
+        let mut array = array_with_limit(60, 1_000, 4).unwrap();
         assert_eq!(array.allocated_bytes(), 60);
         assert_eq!(array.memory_usage(), 60);
         array.add_page(0, &[1, 2, 3, 4]).unwrap();
@@ -383,7 +296,7 @@ mod tests {
         array.add_page(2, &[1, 2]).unwrap();
         assert!(array.is_full());
         assert!(matches!(
-            DeadItemsArray::with_limit(30, 1_000, 6),
+            array_with_limit(30, 1_000, 6),
             Err(StoreError::ArrayTooSmall { needed: 36, .. })
         ));
         assert_eq!("array".parse::<StoreKind>(), Ok(StoreKind::Array));

@@ -25,7 +25,7 @@ use crate::heap::{splitmix64_at, Heap};
 use crate::order::{IndexOrder, RandomOrder};
 use crate::progress::{Phase, Progress};
 use crate::scenario::{group, Scenario, ScenarioError};
-use crate::store::{offsets_buffer, DeadItemsArray, DeadTupleStore, StoreError, StoreKind};
+use crate::store::{array_with_limit, offsets_buffer, DeadTupleStore, StoreError, StoreKind};
 
 /// Index entries between two progress updates.
 const CHUNK: u64 = 1 << 16;
@@ -228,8 +228,7 @@ pub fn run(
             simulate(scenario, &heap, dead, &mut store, started, progress)
         }
         StoreKind::Array => {
-            let mut store =
-                DeadItemsArray::with_limit(limit, heap.num_tuples(), heap.tuples_per_page())?;
+            let mut store = array_with_limit(limit, heap.num_tuples(), heap.tuples_per_page())?;
             simulate(scenario, &heap, dead, &mut store, started, progress)
         }
     }
