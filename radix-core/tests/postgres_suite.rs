@@ -677,7 +677,9 @@ fn node_class<C: Config>(t: &RawTree<C>, shift: u32) -> usize {
 fn thresholds<C: Config<Layout: TestLayout>>() {
     let classes = C::SIZE_CLASSES;
     let k = |w: u128| key::<C::Key>(w);
-    for shift in [0u32, 8] {
+    // Under Miri, only the single-node case (a stats walk of one node).
+    let shifts: &[u32] = if cfg!(miri) { &[0] } else { &[0, 8] };
+    for &shift in shifts {
         let ctx = format!("shift {shift}");
         // Chunk 255 is always present: the node never empties and, at shift
         // 8, the root keeps its level.
@@ -945,8 +947,8 @@ fn ordered_access<C: Config<Layout: TestLayout>>() {
             probes.insert(w.saturating_add(1).min(max));
         }
     }
-    // At most about 28 (8 under Miri) probes, evenly spread.
-    let wanted = scaled(28, 8);
+    // At most about 28 (5 under Miri) probes, evenly spread.
+    let wanted = scaled(28, 5);
     let stride = probes.len().div_ceil(wanted);
     let probes: Vec<u128> = probes.into_iter().step_by(stride).chain([max]).collect();
     let mut checked = 0;
@@ -966,7 +968,8 @@ fn ordered_access<C: Config<Layout: TestLayout>>() {
                     let want: Vec<(u128, u64)> = want.iter().map(|&w| (w, model[&w])).collect();
                     // Backwards, and one of the mixed patterns in turn.
                     let patterns = walk_patterns(a as u64 ^ (b as u64) << 1);
-                    for pattern in [!0, patterns[checked % patterns.len()]] {
+                    let mixed = patterns[checked % patterns.len()];
+                    for pattern in [!0, mixed].into_iter().take(scaled(2, 1)) {
                         let what = format!("range ({lo:?}, {hi:?})");
                         assert_walk::<C, _>(t.range((lo.map(k), hi.map(k))), &want, pattern, &what);
                     }
@@ -1023,7 +1026,8 @@ fn ordered_access<C: Config<Layout: TestLayout>>() {
 fn every_step_verified<C: Config<Layout: TestLayout>>() {
     let k = |w: u128| key::<C::Key>(w);
     let classes = C::SIZE_CLASSES;
-    for shift in [0u32, 8] {
+    let shifts: &[u32] = if cfg!(miri) { &[0] } else { &[0, 8] };
+    for &shift in shifts {
         let ctx = |what: &str, count: usize| {
             format!(
                 "classes {:?}, shift {shift}, {what} at {count} children",
@@ -1050,12 +1054,14 @@ fn every_step_verified<C: Config<Layout: TestLayout>>() {
                     ctx(if insert { "insert" } else { "delete" }, model.len())
                 );
             }
-            for (&w, &tg) in model.iter() {
-                assert!(
-                    holds(t, k(w), tg),
-                    "{}: key {w:#x}",
-                    ctx("lookup", model.len())
-                );
+            if cfg!(not(miri)) || model.len() % 16 == 0 {
+                for (&w, &tg) in model.iter() {
+                    assert!(
+                        holds(t, k(w), tg),
+                        "{}: key {w:#x}",
+                        ctx("lookup", model.len())
+                    );
+                }
             }
         };
         step(&mut t, 255, true, &mut model);
