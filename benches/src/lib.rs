@@ -1,2 +1,34 @@
-//! Benchmarks of the WORKLOADS.md workloads; the workload generators and
-//! peers arrive with the benchmark issue.
+//! # The WORKLOADS.md benchmark harness
+//!
+//! This crate measures the project's radix tree and TID store against
+//! their peers on the workloads of `WORKLOADS.md`, which reproduce the
+//! benchmarks PostgreSQL's radix tree and TID store were designed with.
+//! Every workload is deterministic (same seed, same keys, on every
+//! machine), so results can be set beside the C implementation's.
+//!
+//! One concept per module:
+//!
+//! - [`rng`]: the `splitmix64` PRNG, `hash64` and the shuffle;
+//! - [`workloads`]: each workload's parameters, data and measured phases
+//!   ([`workloads::rt`] for RT-1..RT-6, [`workloads::ts`] for TS-*);
+//! - [`peers`]: the structures, behind the [`peers::RtMap`] and
+//!   [`peers::DeadTidSet`] traits, one file per family;
+//! - [`alloc`]: the counting global allocator that measures peers without
+//!   their own memory accounting;
+//! - [`runner`]: runs a case for each structure on the same data, times
+//!   it and checks the answers;
+//! - [`report`]: markdown tables and JSON lines.
+//!
+//! The `bench-report` binary is the command-line front end; the criterion
+//! benches (`cargo bench -p benches`) reuse the same workloads and peers.
+
+pub mod alloc;
+pub mod peers;
+pub mod report;
+pub mod rng;
+pub mod runner;
+pub mod workloads;
+
+#[cfg(test)]
+#[global_allocator]
+static TEST_ALLOC: alloc::CountingAlloc = alloc::CountingAlloc;

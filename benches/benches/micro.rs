@@ -1,0 +1,216 @@
+//! Micro-benchmarks of the project's tree alone (criterion):
+//!
+//! - `RT-5/insert/F` and `RT-5/lookup/F`: WORKLOADS.md's RT-5
+//!   (`fixed_height_search`, 327,680 keys) at every fanout F, so each
+//!   node kind and size class is measured on its own;
+//! - `layout/insert/L` and `layout/lookup/L`: the same keys (fanout 16)
+//!   with each value layout L: `embedded` (`u64` in the slot word), `leaf`
+//!   (`u64` in its own allocation), `inline` (a 24-byte value in leaf
+//!   nodes), `varlen-6` and `varlen-16` (`VarBytes` of 6 bytes, embedded,
+//!   and of 16 bytes, a leaf).
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use benches::workloads::rt::{fixed_height_keys, RT5_FANOUTS, RT5_KEYS};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode};
+use radix_core::value::VarBytes;
+
+radix_core::radix_tree! {
+    /// `u64` values embedded in the slot word.
+    struct Embedded {
+        key: u64,
+        value: u64,
+        layout: embedded,
+    }
+}
+
+radix_core::radix_tree! {
+    /// `u64` values, each in its own leaf allocation.
+    struct Leaf {
+        key: u64,
+        value: u64,
+        layout: leaf,
+    }
+}
+
+/// A 24-byte value.
+#[derive(Debug, Clone, PartialEq)]
+struct Triple {
+    a: u64,
+    b: u64,
+    c: u64,
+}
+
+radix_core::radix_tree! {
+    /// 24-byte values inline in leaf nodes.
+    struct Inline {
+        key: u64,
+        value: Triple,
+        layout: inline,
+    }
+}
+
+radix_core::radix_tree! {
+    /// Variable-length byte strings: embedded up to 7 bytes, else a leaf.
+    struct Varlen {
+        key: u64,
+        value: VarBytes,
+        layout: varlen,
+    }
+}
+
+/// The fanout the layout benchmarks use.
+const LAYOUT_FANOUT: u64 = 16;
+
+fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(100))
+        .measurement_time(Duration::from_millis(400));
+}
+
+fn rt5(c: &mut Criterion) {
+    let mut group = c.benchmark_group("RT-5");
+    configure(&mut group);
+    for fanout in RT5_FANOUTS {
+        let pairs = fixed_height_keys(fanout, RT5_KEYS);
+        group.bench_function(format!("insert/{fanout}"), |b| {
+            b.iter_with_large_drop(|| {
+                let mut tree = Embedded::new();
+                for &(k, v) in &pairs {
+                    tree.insert(k, v);
+                }
+                tree
+            })
+        });
+        let tree: Embedded = pairs.iter().copied().collect();
+        group.bench_function(format!("lookup/{fanout}"), |b| {
+            b.iter(|| {
+                let mut sum = 0u64;
+                for &(k, _) in &pairs {
+                    sum = sum.wrapping_add(*tree.get(k).expect("every key present"));
+                }
+                black_box(sum)
+            })
+        });
+    }
+    group.finish();
+}
+
+/// Insert and lookup benchmarks for one layout: `build` makes a tree from
+/// the keys, `probe` looks one key up and returns a number from its value.
+fn layout_pair<T>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    keys: &[u64],
+    build: impl Fn(&[u64]) -> T,
+    probe: impl Fn(&T, u64) -> u64,
+) {
+    group.bench_function(format!("insert/{name}"), |b| {
+        b.iter_with_large_drop(|| build(keys))
+    });
+    let tree = build(keys);
+    group.bench_function(format!("lookup/{name}"), |b| {
+        b.iter(|| {
+            let mut sum = 0u64;
+            for &k in keys {
+                sum = sum.wrapping_add(probe(&tree, k));
+            }
+            black_box(sum)
+        })
+    });
+}
+
+fn layouts(c: &mut Criterion) {
+    let keys: Vec<u64> = fixed_height_keys(LAYOUT_FANOUT, RT5_KEYS)
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    let short: Vec<Box<VarBytes>> = keys
+        .iter()
+        .map(|k| VarBytes::new(&k.to_le_bytes()[..6]).expect("short"))
+        .collect();
+    let long: Vec<Box<VarBytes>> = keys
+        .iter()
+        .map(|k| {
+            let mut bytes = [0u8; 16];
+            bytes[..8].copy_from_slice(&k.to_le_bytes());
+            bytes[8..].copy_from_slice(&k.to_be_bytes());
+            VarBytes::new(&bytes).expect("16 bytes")
+        })
+        .collect();
+
+    let mut group = c.benchmark_group("layout");
+    configure(&mut group);
+    layout_pair(
+        &mut group,
+        "embedded",
+        &keys,
+        |keys| {
+            let mut t = Embedded::new();
+            for &k in keys {
+                t.insert(k, k);
+            }
+            t
+        },
+        |t, k| *t.get(k).expect("present"),
+    );
+    layout_pair(
+        &mut group,
+        "leaf",
+        &keys,
+        |keys| {
+            let mut t = Leaf::new();
+            for &k in keys {
+                t.insert(k, k);
+            }
+            t
+        },
+        |t, k| *t.get(k).expect("present"),
+    );
+    layout_pair(
+        &mut group,
+        "inline",
+        &keys,
+        |keys| {
+            let mut t = Inline::new();
+            for &k in keys {
+                t.insert(
+                    k,
+                    Triple {
+                        a: k,
+                        b: !k,
+                        c: k >> 1,
+                    },
+                );
+            }
+            t
+        },
+        |t, k| {
+            let v = t.get(k).expect("present");
+            v.a ^ v.b ^ v.c
+        },
+    );
+    for (name, values) in [("varlen-6", &short), ("varlen-16", &long)] {
+        layout_pair(
+            &mut group,
+            name,
+            &keys,
+            |keys| {
+                let mut t = Varlen::new();
+                for (&k, v) in keys.iter().zip(values) {
+                    t.insert(k, v);
+                }
+                t
+            },
+            |t, k| u64::from(t.get(k).expect("present").as_bytes()[0]),
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(micro, rt5, layouts);
+criterion_main!(micro);

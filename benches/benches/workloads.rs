@@ -1,0 +1,187 @@
+//! Criterion benchmarks of the WORKLOADS.md workloads, the project and
+//! every peer, at sizes that keep the whole suite within a few minutes on a
+//! 2-core machine.
+//!
+//! - RT-1 to RT-4 at 1/50 of the default size (20,000 blocks or keys);
+//!   RT-5 at full size (327,680 keys) for fanouts 4, 48 and 256 (all nine
+//!   are in the `micro` bench, project only); RT-6 at fanout 120 with 100
+//!   churn rounds.
+//! - Every TS workload at 1/50 (20,000 blocks: page patterns of up to
+//!   20,000 blocks, as TS-5 and TS-6 have, still repeat whole), phases
+//!   load, lookup (ordered, shuffled) and iterate.
+//!
+//! Benchmark ids read `GROUP/PHASE/IMPL`, e.g. `RT-2/search/blart`;
+//! `cargo bench -p benches --bench workloads -- RT-2/` runs one workload.
+//! `bench-report` gives the full-size figures and memory.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use benches::peers::{self, DeadTidSet, RtMap, RtVisitor, TsVisitor};
+use benches::workloads::rt::RtData;
+use benches::workloads::ts::{iterate, Order, TsData};
+use benches::workloads::{self, Case, RtCase, Size, Sizing, Variant};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode};
+
+/// Scale of RT-1 to RT-4 and of the TS workloads.
+const SCALE: f64 = 0.02;
+
+/// RT-5 fanouts measured here.
+const RT5_FANOUTS: [u64; 3] = [4, 48, 256];
+
+/// RT-6 churn rounds here (WORKLOADS.md: 10,000).
+const RT6_ROUNDS: u64 = 100;
+
+fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(100))
+        .measurement_time(Duration::from_millis(400));
+}
+
+fn rt_cases() -> Vec<RtCase> {
+    let sizing = Sizing::scaled(Size::Default, SCALE);
+    let mut cases = Vec::new();
+    for id in ["RT-1", "RT-2", "RT-3", "RT-4"] {
+        for case in workloads::parse(id, sizing, Variant::default()).expect("a workload") {
+            if let Case::Rt(rt) = case {
+                cases.push(rt);
+            }
+        }
+    }
+    cases.extend(RT5_FANOUTS.iter().map(|&fanout| RtCase::FixedHeightSearch {
+        fanout,
+        nkeys: workloads::rt::RT5_KEYS,
+    }));
+    cases.push(RtCase::Node48Churn {
+        fanout: workloads::rt::RT6_FANOUTS[0],
+        rounds: RT6_ROUNDS,
+    });
+    cases
+}
+
+/// Registers one RT structure's benchmarks in a group.
+struct BenchRt<'g, 'c, 'd> {
+    group: &'g mut BenchmarkGroup<'c, WallTime>,
+    case: &'d RtCase,
+    data: &'d RtData,
+}
+
+impl RtVisitor for BenchRt<'_, '_, '_> {
+    type Output = ();
+
+    fn visit<M: RtMap>(self) {
+        let Self { group, case, data } = self;
+        // RT-2's load is RT-1's: measure it once.
+        if !matches!(case, RtCase::ShuffleSearch { .. }) {
+            group.bench_function(format!("load/{}", M::NAME), |b| {
+                b.iter_with_large_drop(|| {
+                    let mut map = M::new();
+                    black_box(data.load(&mut map));
+                    map
+                })
+            });
+        }
+        let mut map = M::new();
+        data.load(&mut map);
+        map.quiesce();
+        if let RtData::Churn { .. } = data {
+            group.bench_function(format!("churn/{}", M::NAME), |b| {
+                b.iter(|| black_box(data.churn(&mut map)))
+            });
+        } else {
+            let expected = data.expected_hits();
+            group.bench_function(format!("search/{}", M::NAME), |b| {
+                b.iter(|| {
+                    let (hits, sum) = data.search(&map);
+                    assert_eq!(hits, expected, "{} gave wrong hits", M::NAME);
+                    black_box(sum)
+                })
+            });
+        }
+    }
+}
+
+fn rt(c: &mut Criterion) {
+    for case in rt_cases() {
+        let data = RtData::generate(&case);
+        let name = match &case {
+            RtCase::SearchRandomNodes { filter, .. } => format!("{}:{filter:#X}", case.id()),
+            RtCase::FixedHeightSearch { fanout, .. } | RtCase::Node48Churn { fanout, .. } => {
+                format!("{}:{fanout}", case.id())
+            }
+            _ => case.id().to_string(),
+        };
+        let mut group = c.benchmark_group(name);
+        configure(&mut group);
+        for impl_name in peers::RT_IMPLS {
+            peers::visit_rt(
+                impl_name,
+                BenchRt {
+                    group: &mut group,
+                    case: &case,
+                    data: &data,
+                },
+            );
+        }
+        group.finish();
+    }
+}
+
+/// Registers one TS structure's benchmarks in a group.
+struct BenchTs<'g, 'c, 'd> {
+    group: &'g mut BenchmarkGroup<'c, WallTime>,
+    data: &'d TsData,
+}
+
+impl TsVisitor for BenchTs<'_, '_, '_> {
+    type Output = ();
+
+    fn visit<S: DeadTidSet>(self) {
+        let Self { group, data } = self;
+        group.bench_function(format!("load/{}", S::NAME), |b| {
+            b.iter_with_large_drop(|| data.load::<S>())
+        });
+        let set: S = data.load();
+        let dead = data.dead();
+        for order in Order::ALL {
+            group.bench_function(format!("lookup-{}/{}", order.name(), S::NAME), |b| {
+                b.iter(|| {
+                    let matched = data.lookup(&set, order);
+                    assert_eq!(matched, dead, "{} matched wrongly", S::NAME);
+                    black_box(matched)
+                })
+            });
+        }
+        group.bench_function(format!("iterate/{}", S::NAME), |b| {
+            b.iter(|| black_box(iterate(&set)))
+        });
+    }
+}
+
+fn ts(c: &mut Criterion) {
+    let sizing = Sizing::scaled(Size::Default, SCALE);
+    for id in &workloads::DEFAULT_WORKLOADS[6..] {
+        for case in workloads::parse(id, sizing, Variant::default()).expect("a workload") {
+            let Case::Ts(ts) = case else { continue };
+            let data = TsData::prepare(&ts);
+            let mut group = c.benchmark_group(ts.id);
+            configure(&mut group);
+            for impl_name in peers::TS_IMPLS {
+                peers::visit_ts(
+                    impl_name,
+                    BenchTs {
+                        group: &mut group,
+                        data: &data,
+                    },
+                );
+            }
+            group.finish();
+        }
+    }
+}
+
+criterion_group!(benches, rt, ts);
+criterion_main!(benches);

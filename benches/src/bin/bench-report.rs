@@ -1,0 +1,172 @@
+//! `bench-report`: runs WORKLOADS.md workloads for the project and each
+//! peer, one structure after another on the same data, and prints a
+//! markdown table per workload (or JSON lines with `--json`).
+//!
+//! ```text
+//! cargo run --release -p benches --bin bench-report -- [WORKLOAD...] \
+//!     [--size default|large] [--json] [--repeat N] [--impls a,b,...] [--random-block]
+//! ```
+//!
+//! Exits with status 1 when any structure gave a wrong count, 2 on a
+//! usage error.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use benches::alloc::{self, CountingAlloc};
+use benches::runner::{run_case, Event, RunOptions};
+use benches::workloads::{self, Case, Size, Sizing, Variant, DEFAULT_WORKLOADS};
+use clap::{Parser, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
+
+/// WORKLOADS.md sizes.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SizeArg {
+    /// The default parameters.
+    Default,
+    /// The large parameters (RT-1 to RT-4, TS-S).
+    Large,
+}
+
+/// Runs WORKLOADS.md workloads for the project and its peers.
+#[derive(Debug, Parser)]
+#[command(name = "bench-report", version)]
+struct Args {
+    /// Workload ids (RT-1..RT-6, TS-1..TS-8, TS-D, TS-S); a variant may
+    /// follow a colon: RT-4:0xFFFFFF, RT-5:16, RT-6:15, RT-4:all. Default:
+    /// every workload.
+    workloads: Vec<String>,
+    /// The size column of WORKLOADS.md.
+    #[arg(long, value_enum, default_value = "default")]
+    size: SizeArg,
+    /// One JSON object per line instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Runs per structure; the report gives the median.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
+    /// Only these structures (comma-separated `impl` names).
+    #[arg(long, value_delimiter = ',')]
+    impls: Option<Vec<String>>,
+    /// RT-1/RT-2's random_block variant.
+    #[arg(long)]
+    random_block: bool,
+    /// Factor on workload sizes, for quick checks (1 = as written).
+    #[arg(long, default_value_t = 1.0, hide = true)]
+    scale: f64,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    if !(args.scale > 0.0 && args.scale.is_finite()) {
+        eprintln!("error: --scale must be a positive number");
+        return ExitCode::from(2);
+    }
+    let size = match args.size {
+        SizeArg::Default => Size::Default,
+        SizeArg::Large => Size::Large,
+    };
+    let sizing = Sizing::scaled(size, args.scale);
+    let variant = Variant {
+        random_block: args.random_block,
+    };
+    let specs: Vec<String> = if args.workloads.is_empty() {
+        DEFAULT_WORKLOADS.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.workloads.clone()
+    };
+    let mut cases: Vec<Case> = Vec::new();
+    for spec in &specs {
+        match workloads::parse(spec, sizing, variant) {
+            Ok(c) => cases.extend(c),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let opts = RunOptions {
+        impls: args.impls.clone(),
+        repeat: args.repeat as usize,
+    };
+    let unknown = opts.unknown_impls();
+    if !unknown.is_empty() {
+        eprintln!("error: unknown impl {}", unknown.join(", "));
+        return ExitCode::from(2);
+    }
+    if !alloc::is_installed() {
+        eprintln!("warning: the counting allocator is not installed; peer memory reads 0");
+    }
+
+    let total: usize = cases.iter().map(|c| opts.steps(c)).sum();
+    let bar = progress_bar(total as u64);
+    let mut out = std::io::stdout().lock();
+    if !args.json {
+        let _ = writeln!(
+            out,
+            "# bench-report: size {:?}{}, {} run(s) per structure{}\n\n\
+             Times in ms (median of runs); memory in decimal MB (kB below 1 MB); \"vs project\" is the \
+             structure's figure divided by the project's.\n",
+            args.size,
+            if args.scale == 1.0 {
+                String::new()
+            } else {
+                format!(" scaled by {}", args.scale)
+            },
+            args.repeat,
+            if args.repeat > 1 { ", medians" } else { "" },
+        );
+    }
+
+    let mut failures = Vec::new();
+    for case in &cases {
+        let result = run_case(case, &opts, &mut |event| match event {
+            Event::Generating(c) => bar.set_message(format!("{} generating data", c.id())),
+            Event::Measuring {
+                case,
+                impl_name,
+                run,
+            } => bar.set_message(format!("{} {impl_name} (run {})", case.id(), run + 1)),
+            Event::Measured => bar.inc(1),
+        });
+        let text = if args.json {
+            result.json_lines()
+        } else {
+            result.markdown() + "\n"
+        };
+        bar.suspend(|| {
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        });
+        failures.extend(result.failures);
+    }
+    bar.finish_and_clear();
+
+    if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        for failure in &failures {
+            eprintln!("WRONG: {failure}");
+        }
+        eprintln!("{} structure(s) gave wrong answers", failures.len());
+        ExitCode::from(1)
+    }
+}
+
+/// A progress bar on a terminal; hidden otherwise. It never ticks on its
+/// own: a drawing thread would allocate while memory is being counted.
+fn progress_bar(total: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {wide_msg}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}

@@ -1,0 +1,70 @@
+//! hashbrown's hash table with foldhash's fast (non-DoS-resistant) hasher:
+//! `HashMap<u64, u64>` for RT and `HashSet<u64>` over `(blk << 16) | off`
+//! for TS.
+//!
+//! A hash set has no block order, so its TS iteration collects the values,
+//! sorts them and then groups them: that is what vacuum's heap pass would
+//! have to do with it, and the time includes it.
+
+use foldhash::fast::FixedState;
+use hashbrown::{HashMap, HashSet};
+use tidstore::Tid;
+
+use super::{group_by_block, tid_to_u64, DeadTidSet, RtMap};
+
+/// `hashbrown::HashMap<u64, u64>` with foldhash's fixed-seed fast hasher.
+#[derive(Debug, Default)]
+pub struct HashbrownMap(HashMap<u64, u64, FixedState>);
+
+impl RtMap for HashbrownMap {
+    const NAME: &'static str = "hashbrown";
+
+    fn new() -> Self {
+        Self(HashMap::with_hasher(FixedState::default()))
+    }
+
+    #[inline]
+    fn insert(&mut self, key: u64, value: u64) {
+        self.0.insert(key, value);
+    }
+
+    #[inline]
+    fn get(&self, key: u64) -> Option<u64> {
+        self.0.get(&key).copied()
+    }
+
+    #[inline]
+    fn remove(&mut self, key: u64) -> bool {
+        self.0.remove(&key).is_some()
+    }
+}
+
+/// `hashbrown::HashSet<u64>` of `(blk << 16) | off`, foldhash fast hasher.
+#[derive(Debug, Default)]
+pub struct HashSetPeer(HashSet<u64, FixedState>);
+
+impl DeadTidSet for HashSetPeer {
+    const NAME: &'static str = "hashset";
+
+    fn with_capacity(_ndead: u64) -> Self {
+        Self(HashSet::with_hasher(FixedState::default()))
+    }
+
+    #[inline]
+    fn set_block_offsets(&mut self, block: u32, offsets: &[u16]) {
+        for &offset in offsets {
+            self.0.insert(tid_to_u64(Tid::new(block, offset)));
+        }
+    }
+
+    #[inline]
+    fn is_member(&self, tid: Tid) -> bool {
+        self.0.contains(&tid_to_u64(tid))
+    }
+
+    fn for_each_block<F: FnMut(u32, &[u16])>(&self, f: F) {
+        let mut sorted: Vec<u64> = self.0.iter().copied().collect();
+        sorted.sort_unstable();
+        group_by_block(sorted, f);
+    }
+}

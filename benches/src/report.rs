@@ -1,0 +1,433 @@
+//! Results and their two forms: a markdown table per workload case, and
+//! one JSON object per line with WORKLOADS.md's field names.
+//!
+//! TS workloads have two lookup orders; their JSON gives one line per
+//! order, the order named in `params` (`...,order=ordered` or
+//! `...,order=shuffled`), so every line keeps exactly WORKLOADS.md's
+//! fields. The load, memory and iterate figures repeat on both lines.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::workloads::rt::RtCase;
+use crate::workloads::ts::{Order, Walked};
+use crate::workloads::Case;
+
+/// One RT structure's figures on one case (medians when repeated).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RtRow {
+    /// The `impl` name.
+    pub impl_name: &'static str,
+    /// Distinct keys loaded.
+    pub nkeys: u64,
+    /// Bytes held after the load (RT-6: after the churn).
+    pub mem_bytes: u64,
+    /// Load time.
+    pub load_ms: f64,
+    /// Search time (RT-1 to RT-5).
+    pub search_ms: Option<f64>,
+    /// Churn time (RT-6).
+    pub churn_ms: Option<f64>,
+    /// Hits: TIDs found (RT-1, RT-2), keys found (RT-3 to RT-5),
+    /// successful deletes (RT-6).
+    pub hits: u64,
+    /// Wrapping sum of the values found, checked against the data.
+    pub value_sum: u64,
+    /// RT-6: keys present after the churn.
+    pub present: Option<u64>,
+}
+
+/// One TS structure's figures on one case (medians when repeated).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TsRow {
+    /// The `impl` name.
+    pub impl_name: &'static str,
+    /// Bytes held after the load.
+    pub mem_bytes: u64,
+    /// Load time.
+    pub load_ms: f64,
+    /// Lookup time, in [`Order::ALL`] order.
+    pub lookup_ms: [f64; 2],
+    /// Index TIDs found dead, in [`Order::ALL`] order.
+    pub matched: [u64; 2],
+    /// Iterate time.
+    pub iterate_ms: f64,
+    /// What the iteration saw.
+    pub walked: Walked,
+}
+
+/// Median of `values` (the mean of the middle two for an even count); 0
+/// for none.
+pub fn median_f64(values: impl IntoIterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values.into_iter().collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Median of `values` (the lower middle for an even count); 0 for none.
+pub fn median_u64(values: impl IntoIterator<Item = u64>) -> u64 {
+    let mut v: Vec<u64> = values.into_iter().collect();
+    if v.is_empty() {
+        return 0;
+    }
+    v.sort_unstable();
+    v[(v.len() - 1) / 2]
+}
+
+impl RtRow {
+    /// Field-wise medians of repeated runs; counts from the first run
+    /// (every run is checked on its own).
+    pub fn median(runs: &[RtRow]) -> RtRow {
+        let first = runs[0].clone();
+        RtRow {
+            mem_bytes: median_u64(runs.iter().map(|r| r.mem_bytes)),
+            load_ms: median_f64(runs.iter().map(|r| r.load_ms)),
+            search_ms: first
+                .search_ms
+                .map(|_| median_f64(runs.iter().filter_map(|r| r.search_ms))),
+            churn_ms: first
+                .churn_ms
+                .map(|_| median_f64(runs.iter().filter_map(|r| r.churn_ms))),
+            ..first
+        }
+    }
+}
+
+impl TsRow {
+    /// Field-wise medians of repeated runs; counts from the first run
+    /// (every run is checked on its own).
+    pub fn median(runs: &[TsRow]) -> TsRow {
+        let first = runs[0].clone();
+        TsRow {
+            mem_bytes: median_u64(runs.iter().map(|r| r.mem_bytes)),
+            load_ms: median_f64(runs.iter().map(|r| r.load_ms)),
+            lookup_ms: [0, 1].map(|i| median_f64(runs.iter().map(|r| r.lookup_ms[i]))),
+            iterate_ms: median_f64(runs.iter().map(|r| r.iterate_ms)),
+            ..first
+        }
+    }
+}
+
+/// The rows of one case.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rows {
+    /// RT rows.
+    Rt(Vec<RtRow>),
+    /// TS rows.
+    Ts(Vec<TsRow>),
+}
+
+/// Everything measured on one case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseResult {
+    /// The case.
+    pub case: Case,
+    /// Lookups per search (RT) or per lookup pass (TS: the index TIDs).
+    pub lookups: u64,
+    /// TS: dead TIDs.
+    pub dead: Option<u64>,
+    /// TS: index TIDs.
+    pub index: Option<u64>,
+    /// One row per structure, the project first when it ran.
+    pub rows: Rows,
+    /// Wrong answers, one line each; empty when every structure was right.
+    pub failures: Vec<String>,
+}
+
+/// One line of `--json` output: WORKLOADS.md's field names, absent where
+/// they do not apply.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Record {
+    /// The workload id.
+    pub workload: String,
+    /// The structure.
+    #[serde(rename = "impl")]
+    pub impl_name: String,
+    /// The parameters (TS: with the lookup order).
+    pub params: String,
+    /// Distinct keys (RT).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nkeys: Option<u64>,
+    /// Bytes held.
+    pub mem_bytes: u64,
+    /// Load time, ms.
+    pub load_ms: f64,
+    /// Search time, ms (RT-1 to RT-5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search_ms: Option<f64>,
+    /// Lookup time, ms (TS, in the order of `params`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lookup_ms: Option<f64>,
+    /// Iterate time, ms (TS).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterate_ms: Option<f64>,
+    /// Churn time, ms (RT-6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn_ms: Option<f64>,
+    /// Hits (RT).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hits: Option<u64>,
+    /// Dead TIDs (TS).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dead: Option<u64>,
+    /// Index TIDs (TS).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<u64>,
+    /// Index TIDs found dead (TS).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched: Option<u64>,
+}
+
+/// Rounds a time to the nanosecond, so JSON stays short.
+fn round_ms(ms: f64) -> f64 {
+    (ms * 1e6).round() / 1e6
+}
+
+impl CaseResult {
+    /// The JSON records of this case: one per RT structure, two per TS
+    /// structure (one per lookup order).
+    pub fn records(&self) -> Vec<Record> {
+        let workload = self.case.id().to_string();
+        let params = self.case.params();
+        match &self.rows {
+            Rows::Rt(rows) => rows
+                .iter()
+                .map(|r| Record {
+                    workload: workload.clone(),
+                    impl_name: r.impl_name.to_string(),
+                    params: params.clone(),
+                    nkeys: Some(r.nkeys),
+                    mem_bytes: r.mem_bytes,
+                    load_ms: round_ms(r.load_ms),
+                    search_ms: r.search_ms.map(round_ms),
+                    lookup_ms: None,
+                    iterate_ms: None,
+                    churn_ms: r.churn_ms.map(round_ms),
+                    hits: Some(r.hits),
+                    dead: None,
+                    index: None,
+                    matched: None,
+                })
+                .collect(),
+            Rows::Ts(rows) => rows
+                .iter()
+                .flat_map(|r| {
+                    Order::ALL.into_iter().enumerate().map(|(i, order)| Record {
+                        workload: workload.clone(),
+                        impl_name: r.impl_name.to_string(),
+                        params: format!("{params},order={}", order.name()),
+                        nkeys: None,
+                        mem_bytes: r.mem_bytes,
+                        load_ms: round_ms(r.load_ms),
+                        search_ms: None,
+                        lookup_ms: Some(round_ms(r.lookup_ms[i])),
+                        iterate_ms: Some(round_ms(r.iterate_ms)),
+                        churn_ms: None,
+                        hits: None,
+                        dead: self.dead,
+                        index: self.index,
+                        matched: Some(r.matched[i]),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// The JSON lines of this case.
+    pub fn json_lines(&self) -> String {
+        let mut out = String::new();
+        for record in self.records() {
+            out.push_str(&serde_json::to_string(&record).expect("records serialise"));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The markdown table of this case, with a heading.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let name = match &self.case {
+            Case::Rt(rt) => format!("{} {}", rt.id(), rt.name()),
+            Case::Ts(ts) => ts.id.to_string(),
+        };
+        let _ = writeln!(out, "### {name} ({})", self.case.params());
+        let _ = writeln!(out);
+        match &self.rows {
+            Rows::Rt(rows) => self.rt_table(&mut out, rows),
+            Rows::Ts(rows) => self.ts_table(&mut out, rows),
+        }
+        for failure in &self.failures {
+            let _ = writeln!(out, "\n**WRONG**: {failure}");
+        }
+        out
+    }
+
+    fn rt_table(&self, out: &mut String, rows: &[RtRow]) {
+        let project = rows.iter().find(|r| r.impl_name == "project");
+        let churn = matches!(self.case, Case::Rt(RtCase::Node48Churn { .. }));
+        if let Some(first) = rows.first() {
+            if churn {
+                let _ = writeln!(
+                    out,
+                    "{} keys; {} deletes and as many inserts in the churn; memory after the churn.\n",
+                    group(first.nkeys),
+                    group(first.hits)
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "{} keys, {} lookups.\n",
+                    group(first.nkeys),
+                    group(self.lookups)
+                );
+            }
+        }
+        let (op, hits) = if churn {
+            ("churn", "deletes")
+        } else {
+            ("search", "hits")
+        };
+        let _ = writeln!(
+            out,
+            "| impl | memory | mem vs project | load ms | load vs project | {op} ms | ns/op | {op} vs project | {hits} |"
+        );
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for r in rows {
+            let t = r.search_ms.or(r.churn_ms).unwrap_or(0.0);
+            let ops = if churn { 2 * r.hits } else { self.lookups };
+            let pt = project.and_then(|p| p.search_ms.or(p.churn_ms));
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:.1} | {} | {:.1} | {} | {} | {} |",
+                r.impl_name,
+                mb(r.mem_bytes),
+                ratio(r.mem_bytes as f64, project.map(|p| p.mem_bytes as f64)),
+                r.load_ms,
+                ratio(r.load_ms, project.map(|p| p.load_ms)),
+                t,
+                ns_per(t, ops),
+                ratio(t, pt),
+                group(r.hits),
+            );
+        }
+    }
+
+    fn ts_table(&self, out: &mut String, rows: &[TsRow]) {
+        let project = rows.iter().find(|r| r.impl_name == "project");
+        let _ = writeln!(
+            out,
+            "{} dead TIDs in {} index TIDs.\n",
+            group(self.dead.unwrap_or(0)),
+            group(self.index.unwrap_or(0))
+        );
+        let _ = writeln!(
+            out,
+            "| impl | memory | mem vs project | load ms | load vs project | ordered ms | ns/lookup | ordered vs project | shuffled ms | ns/lookup | shuffled vs project | iterate ms | iterate vs project | matched |"
+        );
+        let _ = writeln!(
+            out,
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
+        let n = self.index.unwrap_or(0);
+        for r in rows {
+            let matched = if r.matched[0] == r.matched[1] {
+                group(r.matched[0])
+            } else {
+                format!("{} / {}", group(r.matched[0]), group(r.matched[1]))
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:.1} | {} | {:.1} | {} | {} | {:.1} | {} | {} | {:.1} | {} | {} |",
+                r.impl_name,
+                mb(r.mem_bytes),
+                ratio(r.mem_bytes as f64, project.map(|p| p.mem_bytes as f64)),
+                r.load_ms,
+                ratio(r.load_ms, project.map(|p| p.load_ms)),
+                r.lookup_ms[0],
+                ns_per(r.lookup_ms[0], n),
+                ratio(r.lookup_ms[0], project.map(|p| p.lookup_ms[0])),
+                r.lookup_ms[1],
+                ns_per(r.lookup_ms[1], n),
+                ratio(r.lookup_ms[1], project.map(|p| p.lookup_ms[1])),
+                r.iterate_ms,
+                ratio(r.iterate_ms, project.map(|p| p.iterate_ms)),
+                matched,
+            );
+        }
+    }
+}
+
+/// Bytes as decimal megabytes, as REFERENCE.md gives them (kilobytes
+/// below 1 MB).
+pub fn mb(bytes: u64) -> String {
+    let mb = bytes as f64 / 1e6;
+    if mb < 1.0 {
+        format!("{:.1} kB", bytes as f64 / 1e3)
+    } else if mb < 100.0 {
+        format!("{mb:.2} MB")
+    } else {
+        format!("{mb:.1} MB")
+    }
+}
+
+/// `value / project` as `1.23x`, or `-` without a project figure.
+pub fn ratio(value: f64, project: Option<f64>) -> String {
+    match project {
+        Some(p) if p > 0.0 => format!("{:.2}x", value / p),
+        _ => "-".to_string(),
+    }
+}
+
+/// Nanoseconds per operation.
+fn ns_per(ms: f64, ops: u64) -> String {
+    if ops == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.1}", ms * 1e6 / ops as f64)
+    }
+}
+
+/// An integer with thousands separators.
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median_f64([3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median_f64([4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median_u64([5, 1, 9]), 5);
+        assert_eq!(median_f64([]), 0.0);
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(group(1_234_567), "1,234,567");
+        assert_eq!(group(12), "12");
+        assert_eq!(mb(9_990_000), "9.99 MB");
+        assert_eq!(mb(250_000), "250.0 kB");
+        assert_eq!(ratio(2.0, Some(1.0)), "2.00x");
+        assert_eq!(ratio(2.0, None), "-");
+    }
+}

@@ -1,0 +1,397 @@
+//! Runs a workload case for each structure, one after another on the same
+//! data, timing each phase, reading memory, and checking the answers.
+//!
+//! Timing is wall clock around the measured loop only. Memory is the
+//! structure's own account when it has one ([`RtMap::own_memory`],
+//! [`DeadTidSet::own_memory`]), else the bytes the counting allocator saw
+//! it keep: live bytes after the load minus live bytes before construction.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use crate::alloc::{bytes_since, live_bytes};
+use crate::peers::{self, DeadTidSet, RtMap, RtVisitor, TsVisitor};
+use crate::report::{CaseResult, Rows, RtRow, TsRow};
+use crate::workloads::rt::RtData;
+use crate::workloads::ts::{iterate, Order, TsData};
+use crate::workloads::{Case, RtCase, TsCase};
+
+/// What the runner tells its caller while it works.
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// Generating the data of a case.
+    Generating(&'a Case),
+    /// About to measure structure `impl_name`, run `run` (0-based).
+    Measuring {
+        /// The case.
+        case: &'a Case,
+        /// The structure.
+        impl_name: &'a str,
+        /// The run, counting from 0.
+        run: usize,
+    },
+    /// Finished measuring one structure once.
+    Measured,
+}
+
+/// How to run cases.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The structures to run, by `impl` name; `None` for all.
+    pub impls: Option<Vec<String>>,
+    /// Runs per structure; the report gives the median.
+    pub repeat: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            impls: None,
+            repeat: 1,
+        }
+    }
+}
+
+impl RunOptions {
+    /// The structures of one family to run, in report order.
+    pub fn select(&self, all: &[&'static str]) -> Vec<&'static str> {
+        all.iter()
+            .copied()
+            .filter(|name| {
+                self.impls
+                    .as_ref()
+                    .is_none_or(|chosen| chosen.iter().any(|c| c == name))
+            })
+            .collect()
+    }
+
+    /// The chosen names that are no structure at all.
+    pub fn unknown_impls(&self) -> Vec<String> {
+        let known = |n: &String| {
+            peers::RT_IMPLS.contains(&n.as_str()) || peers::TS_IMPLS.contains(&n.as_str())
+        };
+        self.impls
+            .iter()
+            .flatten()
+            .filter(|n| !known(n))
+            .cloned()
+            .collect()
+    }
+
+    /// Measurements (structures times runs) a case will make.
+    pub fn steps(&self, case: &Case) -> usize {
+        let n = match case {
+            Case::Rt(_) => self.select(&peers::RT_IMPLS).len(),
+            Case::Ts(_) => self.select(&peers::TS_IMPLS).len(),
+        };
+        n * self.repeat.max(1)
+    }
+}
+
+/// Generates the data of `case`, measures every selected structure on it
+/// (`repeat` times, interleaved), and checks each run's answers.
+pub fn run_case(case: &Case, opts: &RunOptions, events: &mut dyn FnMut(Event<'_>)) -> CaseResult {
+    events(Event::Generating(case));
+    match case {
+        Case::Rt(rt) => run_rt(case, rt, opts, events),
+        Case::Ts(ts) => run_ts(case, ts, opts, events),
+    }
+}
+
+fn run_rt(
+    case: &Case,
+    rt: &RtCase,
+    opts: &RunOptions,
+    events: &mut dyn FnMut(Event<'_>),
+) -> CaseResult {
+    let data = RtData::generate(rt);
+    let names = opts.select(&peers::RT_IMPLS);
+    let mut runs: Vec<Vec<RtRow>> = vec![Vec::new(); names.len()];
+    let mut failures = Vec::new();
+    for run in 0..opts.repeat.max(1) {
+        for (i, name) in names.iter().enumerate() {
+            events(Event::Measuring {
+                case,
+                impl_name: name,
+                run,
+            });
+            let row = peers::visit_rt(name, MeasureRt { data: &data }).expect("a known name");
+            if let Err(problem) = check_rt(rt, &data, &row) {
+                failures.push(format!("{} {name}: {problem}", rt.id()));
+            }
+            runs[i].push(row);
+            events(Event::Measured);
+        }
+    }
+    let rows = runs.iter().map(|r| RtRow::median(r)).collect();
+    CaseResult {
+        case: case.clone(),
+        lookups: data.lookups(),
+        dead: None,
+        index: None,
+        rows: Rows::Rt(rows),
+        failures,
+    }
+}
+
+fn run_ts(
+    case: &Case,
+    ts: &TsCase,
+    opts: &RunOptions,
+    events: &mut dyn FnMut(Event<'_>),
+) -> CaseResult {
+    let data = TsData::prepare(ts);
+    let names = opts.select(&peers::TS_IMPLS);
+    let mut runs: Vec<Vec<TsRow>> = vec![Vec::new(); names.len()];
+    let mut failures = Vec::new();
+    for run in 0..opts.repeat.max(1) {
+        for (i, name) in names.iter().enumerate() {
+            events(Event::Measuring {
+                case,
+                impl_name: name,
+                run,
+            });
+            let row = peers::visit_ts(name, MeasureTs { data: &data }).expect("a known name");
+            if let Err(problem) = check_ts(&data, &row) {
+                failures.push(format!("{} {name}: {problem}", ts.id));
+            }
+            runs[i].push(row);
+            events(Event::Measured);
+        }
+    }
+    let rows = runs.iter().map(|r| TsRow::median(r)).collect();
+    CaseResult {
+        case: case.clone(),
+        lookups: data.index(),
+        dead: Some(data.dead()),
+        index: Some(data.index()),
+        rows: Rows::Ts(rows),
+        failures,
+    }
+}
+
+/// Milliseconds since `start`.
+fn ms_since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e3
+}
+
+/// Memory of a structure: its own account, or the live bytes it added.
+fn memory(own: Option<usize>, before: isize) -> u64 {
+    own.unwrap_or_else(|| bytes_since(before)) as u64
+}
+
+/// Measures one RT structure once.
+pub struct MeasureRt<'a> {
+    /// The workload's data.
+    pub data: &'a RtData,
+}
+
+impl RtVisitor for MeasureRt<'_> {
+    type Output = RtRow;
+
+    fn visit<M: RtMap>(self) -> RtRow {
+        let data = self.data;
+        let before = live_bytes();
+        let start = Instant::now();
+        let mut map = M::new();
+        let inserts = data.load(&mut map);
+        let load_ms = ms_since(start);
+        black_box(inserts);
+        map.quiesce();
+
+        let mut row = RtRow {
+            impl_name: M::NAME,
+            nkeys: data.nkeys(),
+            mem_bytes: 0,
+            load_ms,
+            search_ms: None,
+            churn_ms: None,
+            hits: 0,
+            value_sum: 0,
+            present: None,
+        };
+        if matches!(data, RtData::Churn { .. }) {
+            let start = Instant::now();
+            row.hits = data.churn(&mut map);
+            row.churn_ms = Some(ms_since(start));
+            map.quiesce();
+            row.mem_bytes = memory(map.own_memory(), before);
+            let (present, sum) = data.search(&map);
+            row.present = Some(present);
+            row.value_sum = sum;
+        } else {
+            row.mem_bytes = memory(map.own_memory(), before);
+            let start = Instant::now();
+            let (hits, sum) = data.search(&map);
+            row.search_ms = Some(ms_since(start));
+            row.hits = black_box(hits);
+            row.value_sum = black_box(sum);
+        }
+        drop(map);
+        row
+    }
+}
+
+fn check_rt(case: &RtCase, data: &RtData, row: &RtRow) -> Result<(), String> {
+    let expected = data.expected_hits();
+    if row.hits != expected {
+        let what = match case {
+            RtCase::Node48Churn { .. } => "successful deletes",
+            _ => "hits",
+        };
+        return Err(format!("{} {what}, expected {expected}", row.hits));
+    }
+    if let Some(present) = row.present {
+        if present != data.nkeys() {
+            return Err(format!(
+                "{present} keys present after the churn, expected {}",
+                data.nkeys()
+            ));
+        }
+    }
+    if row.value_sum != data.expected_sum() {
+        return Err(format!(
+            "values found sum to {:#x}, expected {:#x}",
+            row.value_sum,
+            data.expected_sum()
+        ));
+    }
+    Ok(())
+}
+
+/// Measures one TS structure once.
+pub struct MeasureTs<'a> {
+    /// The workload's data.
+    pub data: &'a TsData,
+}
+
+impl TsVisitor for MeasureTs<'_> {
+    type Output = TsRow;
+
+    fn visit<S: DeadTidSet>(self) -> TsRow {
+        let data = self.data;
+        let before = live_bytes();
+        let start = Instant::now();
+        let set: S = data.load();
+        let load_ms = ms_since(start);
+        let mem_bytes = memory(set.own_memory(), before);
+
+        let mut lookup_ms = [0.0; 2];
+        let mut matched = [0; 2];
+        for (i, order) in Order::ALL.into_iter().enumerate() {
+            let start = Instant::now();
+            matched[i] = black_box(data.lookup(&set, order));
+            lookup_ms[i] = ms_since(start);
+        }
+
+        let start = Instant::now();
+        let walked = black_box(iterate(&set));
+        let iterate_ms = ms_since(start);
+        drop(set);
+        TsRow {
+            impl_name: S::NAME,
+            mem_bytes,
+            load_ms,
+            lookup_ms,
+            matched,
+            iterate_ms,
+            walked,
+        }
+    }
+}
+
+fn check_ts(data: &TsData, row: &TsRow) -> Result<(), String> {
+    let dead = data.dead();
+    for (i, order) in Order::ALL.into_iter().enumerate() {
+        if row.matched[i] != dead {
+            return Err(format!(
+                "{} matched in {} lookups, expected {dead} (the dead count)",
+                row.matched[i],
+                order.name()
+            ));
+        }
+    }
+    let expected = data.expected_walk();
+    if row.walked != expected {
+        return Err(format!(
+            "iteration saw {:?}, expected {expected:?}",
+            row.walked
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::{parse, Size, Sizing, Variant};
+
+    fn tiny(id: &str) -> Case {
+        parse(id, Sizing::scaled(Size::Default, 0.001), Variant::default())
+            .unwrap()
+            .remove(0)
+    }
+
+    #[test]
+    fn wrong_rt_answers_are_reported() {
+        let case = tiny("RT-3");
+        let Case::Rt(rt) = &case else { unreachable!() };
+        let data = RtData::generate(rt);
+        let row = peers::visit_rt("project", MeasureRt { data: &data }).unwrap();
+        assert_eq!(check_rt(rt, &data, &row), Ok(()));
+        let short = RtRow {
+            hits: row.hits - 1,
+            ..row.clone()
+        };
+        assert!(check_rt(rt, &data, &short).is_err());
+        let wrong_value = RtRow {
+            value_sum: row.value_sum ^ 1,
+            ..row
+        };
+        assert!(check_rt(rt, &data, &wrong_value).is_err());
+    }
+
+    #[test]
+    fn wrong_ts_answers_are_reported() {
+        let case = tiny("TS-1");
+        let Case::Ts(ts) = &case else { unreachable!() };
+        let data = TsData::prepare(ts);
+        let row = peers::visit_ts("array", MeasureTs { data: &data }).unwrap();
+        assert_eq!(check_ts(&data, &row), Ok(()));
+        let mut wrong = row.clone();
+        wrong.matched[1] += 1;
+        assert!(check_ts(&data, &wrong).is_err());
+        let mut wrong = row;
+        wrong.walked.tids -= 1;
+        assert!(check_ts(&data, &wrong).is_err());
+    }
+
+    #[test]
+    fn repeats_and_impl_selection() {
+        let opts = RunOptions {
+            impls: Some(vec!["project".into(), "hashset".into(), "btreemap".into()]),
+            repeat: 3,
+        };
+        let case = tiny("TS-2");
+        assert_eq!(opts.steps(&case), 6);
+        let mut measured = 0;
+        let result = run_case(&case, &opts, &mut |e| {
+            if let Event::Measured = e {
+                measured += 1;
+            }
+        });
+        assert_eq!(measured, 6);
+        assert!(result.failures.is_empty());
+        let Rows::Ts(rows) = &result.rows else {
+            unreachable!()
+        };
+        let names: Vec<&str> = rows.iter().map(|r| r.impl_name).collect();
+        assert_eq!(names, ["project", "hashset"]);
+        assert_eq!(result.records().len(), 4);
+        let bad = RunOptions {
+            impls: Some(vec!["nope".into()]),
+            repeat: 1,
+        };
+        assert_eq!(bad.unknown_impls(), ["nope"]);
+    }
+}
