@@ -79,7 +79,7 @@ impl TsCase {
     /// Whether offset `off` is dead on a block with dead TIDs.
     #[inline]
     pub fn is_dead_offset(&self, off: u32) -> bool {
-        off % self.interval == 0
+        off.is_multiple_of(self.interval)
     }
 
     /// The dead TID count, by arithmetic rather than enumeration.
