@@ -228,7 +228,7 @@ fn a_wrong_structure_is_caught() {
         }
         fn insert(&mut self, key: u64, value: u64) {
             self.1 += 1;
-            if self.1 % 10 != 0 {
+            if !self.1.is_multiple_of(10) {
                 self.0.insert(key, value);
             }
         }
