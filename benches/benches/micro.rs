@@ -9,12 +9,13 @@
 //!   nodes), `varlen-6` and `varlen-16` (`VarBytes` of 6 bytes, embedded,
 //!   and of 16 bytes, a leaf).
 
+mod common;
+
 use std::hint::black_box;
-use std::time::Duration;
 
 use benches::workloads::rt::{fixed_height_keys, RT5_FANOUTS, RT5_KEYS};
 use criterion::measurement::WallTime;
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode};
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use radix_core::value::VarBytes;
 
 radix_core::radix_tree! {
@@ -64,17 +65,9 @@ radix_core::radix_tree! {
 /// The fanout the layout benchmarks use.
 const LAYOUT_FANOUT: u64 = 16;
 
-fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
-    group
-        .sampling_mode(SamplingMode::Flat)
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(100))
-        .measurement_time(Duration::from_millis(400));
-}
-
 fn rt5(c: &mut Criterion) {
     let mut group = c.benchmark_group("RT-5");
-    configure(&mut group);
+    common::configure(&mut group);
     for fanout in RT5_FANOUTS {
         let pairs = fixed_height_keys(fanout, RT5_KEYS);
         group.bench_function(format!("insert/{fanout}"), |b| {
@@ -144,7 +137,7 @@ fn layouts(c: &mut Criterion) {
         .collect();
 
     let mut group = c.benchmark_group("layout");
-    configure(&mut group);
+    common::configure(&mut group);
     layout_pair(
         &mut group,
         "embedded",

@@ -14,15 +14,16 @@
 //! `cargo bench -p benches --bench workloads -- RT-2/` runs one workload.
 //! `bench-report` gives the full-size figures and memory.
 
+mod common;
+
 use std::hint::black_box;
-use std::time::Duration;
 
 use benches::peers::{self, DeadTidSet, RtMap, RtVisitor, TsVisitor};
 use benches::workloads::rt::RtData;
 use benches::workloads::ts::{iterate, Order, TsData};
 use benches::workloads::{self, Case, RtCase, Size, Sizing, Variant};
 use criterion::measurement::WallTime;
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode};
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 
 /// Scale of RT-1 to RT-4 and of the TS workloads.
 const SCALE: f64 = 0.02;
@@ -32,14 +33,6 @@ const RT5_FANOUTS: [u64; 3] = [4, 48, 256];
 
 /// RT-6 churn rounds here (WORKLOADS.md: 10,000).
 const RT6_ROUNDS: u64 = 100;
-
-fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
-    group
-        .sampling_mode(SamplingMode::Flat)
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(100))
-        .measurement_time(Duration::from_millis(400));
-}
 
 fn rt_cases() -> Vec<RtCase> {
     let sizing = Sizing::scaled(Size::Default, SCALE);
@@ -115,7 +108,7 @@ fn rt(c: &mut Criterion) {
             _ => case.id().to_string(),
         };
         let mut group = c.benchmark_group(name);
-        configure(&mut group);
+        common::configure(&mut group);
         for impl_name in peers::RT_IMPLS {
             peers::visit_rt(
                 impl_name,
@@ -168,7 +161,7 @@ fn ts(c: &mut Criterion) {
             let Case::Ts(ts) = case else { continue };
             let data = TsData::prepare(&ts);
             let mut group = c.benchmark_group(ts.id);
-            configure(&mut group);
+            common::configure(&mut group);
             for impl_name in peers::TS_IMPLS {
                 peers::visit_ts(
                     impl_name,

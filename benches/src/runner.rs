@@ -105,24 +105,14 @@ fn run_rt(
     events: &mut dyn FnMut(Event<'_>),
 ) -> CaseResult {
     let data = RtData::generate(rt);
-    let names = opts.select(&peers::RT_IMPLS);
-    let mut runs: Vec<Vec<RtRow>> = vec![Vec::new(); names.len()];
-    let mut failures = Vec::new();
-    for run in 0..opts.repeat.max(1) {
-        for (i, name) in names.iter().enumerate() {
-            events(Event::Measuring {
-                case,
-                impl_name: name,
-                run,
-            });
-            let row = peers::visit_rt(name, MeasureRt { data: &data }).expect("a known name");
-            if let Err(problem) = check_rt(rt, &data, &row) {
-                failures.push(format!("{} {name}: {problem}", rt.id()));
-            }
-            runs[i].push(row);
-            events(Event::Measured);
-        }
-    }
+    let (runs, failures) = measure_all(
+        case,
+        &opts.select(&peers::RT_IMPLS),
+        opts,
+        events,
+        |name| peers::visit_rt(name, MeasureRt { data: &data }).expect("a known name"),
+        |row| check_rt(rt, &data, row),
+    );
     let rows = runs.iter().map(|r| RtRow::median(r)).collect();
     CaseResult {
         case: case.clone(),
@@ -141,24 +131,14 @@ fn run_ts(
     events: &mut dyn FnMut(Event<'_>),
 ) -> CaseResult {
     let data = TsData::prepare(ts);
-    let names = opts.select(&peers::TS_IMPLS);
-    let mut runs: Vec<Vec<TsRow>> = vec![Vec::new(); names.len()];
-    let mut failures = Vec::new();
-    for run in 0..opts.repeat.max(1) {
-        for (i, name) in names.iter().enumerate() {
-            events(Event::Measuring {
-                case,
-                impl_name: name,
-                run,
-            });
-            let row = peers::visit_ts(name, MeasureTs { data: &data }).expect("a known name");
-            if let Err(problem) = check_ts(&data, &row) {
-                failures.push(format!("{} {name}: {problem}", ts.id));
-            }
-            runs[i].push(row);
-            events(Event::Measured);
-        }
-    }
+    let (runs, failures) = measure_all(
+        case,
+        &opts.select(&peers::TS_IMPLS),
+        opts,
+        events,
+        |name| peers::visit_ts(name, MeasureTs { data: &data }).expect("a known name"),
+        |row| check_ts(&data, row),
+    );
     let rows = runs.iter().map(|r| TsRow::median(r)).collect();
     CaseResult {
         case: case.clone(),
@@ -168,6 +148,36 @@ fn run_ts(
         rows: Rows::Ts(rows),
         failures,
     }
+}
+
+/// Measures every named structure `repeat` times, in turn, and checks each
+/// row; returns the rows per structure and the failures found.
+fn measure_all<Row: Clone, E: std::fmt::Display>(
+    case: &Case,
+    names: &[&'static str],
+    opts: &RunOptions,
+    events: &mut dyn FnMut(Event<'_>),
+    mut measure: impl FnMut(&str) -> Row,
+    check: impl Fn(&Row) -> Result<(), E>,
+) -> (Vec<Vec<Row>>, Vec<String>) {
+    let mut runs: Vec<Vec<Row>> = vec![Vec::new(); names.len()];
+    let mut failures = Vec::new();
+    for run in 0..opts.repeat.max(1) {
+        for (i, name) in names.iter().enumerate() {
+            events(Event::Measuring {
+                case,
+                impl_name: name,
+                run,
+            });
+            let row = measure(name);
+            if let Err(problem) = check(&row) {
+                failures.push(format!("{} {name}: {problem}", case));
+            }
+            runs[i].push(row);
+            events(Event::Measured);
+        }
+    }
+    (runs, failures)
 }
 
 /// Milliseconds since `start`.
