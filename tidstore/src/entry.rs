@@ -119,6 +119,51 @@ impl BlockEntry {
         Offsets { state }
     }
 
+    /// Checks that the entry is in the form [`EntryBuf::encode`] would give
+    /// its offsets: the smallest form, with no stray bits.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let h = &self.header;
+        let offsets: Vec<u16> = self.offsets().collect();
+        if offsets.is_empty() {
+            return Err(format!("{} entry with no offsets", self.form()));
+        }
+        if offsets.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(format!("offsets not strictly ascending: {offsets:?}"));
+        }
+        let (first, last) = (offsets[0], offsets[offsets.len() - 1]);
+        if first == 0 || last > MAX_OFFSET {
+            return Err(format!("offset outside 1..={MAX_OFFSET}: {offsets:?}"));
+        }
+        if h.flags & !(RUN | radix_core::value::TAG_BIT) != 0 {
+            return Err(format!("unknown flags {:#04x}", h.flags));
+        }
+        let contiguous = (last - first) as usize + 1 == offsets.len();
+        let expected = if offsets.len() <= INLINE_OFFSETS {
+            "inline"
+        } else if contiguous {
+            "run"
+        } else {
+            "bitmap"
+        };
+        if self.form() != expected {
+            return Err(format!("{} entry for {offsets:?}", self.form()));
+        }
+        match expected {
+            "inline" if h.offsets[offsets.len()..].iter().any(|&o| o != 0) => {
+                Err(format!("inline entry with stray slots {:?}", h.offsets))
+            }
+            "bitmap" if h.nwords as usize != last as usize / 64 + 1 => Err(format!(
+                "bitmap of {} words for largest offset {last}",
+                h.nwords
+            )),
+            "bitmap" if self.words[0] & 1 != 0 => Err("bitmap has offset 0 set".into()),
+            "run" | "inline" if h.nwords != 0 => {
+                Err(format!("{expected} entry with {} words", h.nwords))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The form's name, for `Debug` output and statistics.
     pub(crate) fn form(&self) -> &'static str {
         if self.header.flags & RUN != 0 {

@@ -143,6 +143,30 @@ impl TidStore {
         self.table.is_empty()
     }
 
+    /// Checks the store's invariants: the tree's (see
+    /// [`radix_core::RawTree::verify`]), every entry in the smallest form
+    /// for its offsets, and [`num_tids`](Self::num_tids) equal to the
+    /// offsets stored. It walks everything, so it is for tests and fuzzing.
+    ///
+    /// # Errors
+    ///
+    /// A description of the first broken invariant found.
+    pub fn verify(&self) -> Result<(), String> {
+        self.table.verify()?;
+        let mut tids = 0u64;
+        for (block, entry) in self.table.iter() {
+            entry.check().map_err(|e| format!("block {block}: {e}"))?;
+            tids += entry.len() as u64;
+        }
+        if tids != self.num_tids {
+            return Err(format!(
+                "num_tids is {} but the entries hold {tids}",
+                self.num_tids
+            ));
+        }
+        Ok(())
+    }
+
     /// Removes everything and returns all memory.
     pub fn clear(&mut self) {
         self.table.clear();

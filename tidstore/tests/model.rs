@@ -85,6 +85,7 @@ fn run(mut ts: TidStore, ops: Vec<Op>) -> bool {
             buf.into_iter().map(move |o| (blk.block(), o))
         })
         .collect();
+    ts.verify().unwrap();
     ts.num_tids() == model.len() as u64 && all.iter().eq(model.iter())
 }
 

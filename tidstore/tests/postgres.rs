@@ -15,6 +15,7 @@ fn stores() -> [(&'static str, TidStore); 2] {
 /// Checks the store against a model: membership of every stored TID and of
 /// its neighbours, iteration order and contents, counts and copied offsets.
 fn check(ts: &TidStore, model: &BTreeSet<(u32, u16)>) {
+    ts.verify().unwrap();
     assert_eq!(ts.num_tids(), model.len() as u64);
     for &(b, o) in model {
         assert!(ts.is_member(Tid::new(b, o)), "({b},{o}) missing");
