@@ -69,7 +69,7 @@ impl<C: Config> Cursor<C> {
     fn front(tree: &RawTree<C>, lower: Option<C::Key>) -> Self {
         let mut cursor = Self::at_root(tree, 0);
         if let (Some(lower), true) = (lower, cursor.depth > 0) {
-            if lower.root_shift() > cursor.root_shift {
+            if lower.above(cursor.root_shift) {
                 cursor.depth = 0; // every key is below `lower`
             } else {
                 // SAFETY: the tree is live and borrowed for the cursor's life.

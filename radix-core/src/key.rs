@@ -34,6 +34,10 @@ pub trait Key: Copy + Ord + Eq + core::hash::Hash + Debug + sealed::Sealed + 'st
     fn chunk(self, shift: u32) -> u8;
     /// The shift of the smallest root that can hold this key.
     fn root_shift(self) -> u32;
+    /// Whether the key has a non-zero chunk above the one at `shift`, so a
+    /// tree whose root is at `shift` cannot hold it. One shift and one
+    /// compare, where [`root_shift`](Key::root_shift) needs a bit scan.
+    fn above(self, shift: u32) -> bool;
     /// This key with the chunk at `shift` replaced by `chunk`; used to
     /// rebuild keys while iterating.
     fn with_chunk(self, shift: u32, chunk: u8) -> Self;
@@ -58,6 +62,13 @@ macro_rules! impl_key {
                 // `shift` is below BITS by construction; the cast keeps the
                 // low eight bits, which is the chunk.
                 (self >> shift) as u8
+            }
+
+            #[inline(always)]
+            fn above(self, shift: u32) -> bool {
+                // `shift` is a node's shift, below BITS by construction.
+                // (Widened so that `u8` needs no special case.)
+                (self >> shift) as u128 > 0xFF
             }
 
             #[inline(always)]
@@ -105,6 +116,17 @@ mod tests {
         assert_eq!(u16::MAX.root_shift(), 8);
         assert_eq!(u128::MAX.root_shift(), 120);
         assert_eq!((1u128 << 64).root_shift(), 64);
+    }
+
+    #[test]
+    fn above_agrees_with_root_shift() {
+        for k in [0u64, 1, 255, 256, 65_535, 65_536, 1 << 40, u64::MAX] {
+            for shift in (0..64).step_by(8) {
+                assert_eq!(k.above(shift), k.root_shift() > shift, "{k:#x} at {shift}");
+            }
+        }
+        assert!(u128::MAX.above(112) && !u128::MAX.above(120));
+        assert!(!u8::MAX.above(0));
     }
 
     #[test]

@@ -53,9 +53,11 @@ impl NodePtr {
     /// The node's address, tags removed, with the original provenance.
     #[inline(always)]
     pub fn addr(self) -> NonNull<u8> {
-        // The untagged address is never zero: nodes are real allocations.
         self.tagged.map_addr(|a| {
-            core::num::NonZeroUsize::new(a.get() & !TAG_MASK).expect("node at address zero")
+            // SAFETY: the untagged address is a node's, which is a real
+            // allocation and so not at address zero; only tag bits, which
+            // `new` added to it, are cleared.
+            unsafe { core::num::NonZeroUsize::new_unchecked(a.get() & !TAG_MASK) }
         })
     }
 

@@ -20,7 +20,7 @@ use core::ptr::NonNull;
 use crate::config::{Config, Pools};
 use crate::key::{Key, SPAN};
 use crate::mem::Memory;
-use crate::node::{self, dispatch, Entry, NodeKind, MAX_CLASSES};
+use crate::node::{self, dispatch, Entry, Kind, Node256, NodeKind, MAX_CLASSES};
 use crate::ptr::NodePtr;
 use crate::value::{MutableLayout, ValueLayout};
 
@@ -79,6 +79,18 @@ where
 pub(crate) unsafe fn find_slot<S>(node: NodePtr, chunk: u8) -> Option<NonNull<S>> {
     // SAFETY: forwarded contract.
     unsafe { dispatch!(node.kind(), K => K::find::<S>(node.addr(), chunk)) }
+}
+
+/// The child of inner node `node` for `chunk`: [`find_slot`] and a read,
+/// which node256 does in one load (see [`NodeKind::find_child`]).
+///
+/// # Safety
+///
+/// `node` is a live inner node.
+#[inline(always)]
+pub(crate) unsafe fn find_child(node: NodePtr, chunk: u8) -> Option<NodePtr> {
+    // SAFETY: forwarded contract.
+    unsafe { dispatch!(node.kind(), K => K::find_child(node.addr(), chunk)) }
 }
 
 /// The first entry of `node` at or after walk position `pos`.
@@ -238,14 +250,14 @@ impl<C: Config> RawTree<C> {
     fn find(&self, key: C::Key) -> Option<NonNull<SlotOf<C>>> {
         let mut node = self.root?;
         let mut shift = self.root_shift;
-        if key.root_shift() > shift {
+        if key.above(shift) {
             return None;
         }
         // SAFETY: nodes reachable from the root are live; slots above the
         // last level are child pointers, at the last level value slots.
         unsafe {
             while shift > 0 {
-                node = find_slot::<NodePtr>(node, key.chunk(shift))?.read();
+                node = find_child(node, key.chunk(shift))?;
                 shift -= SPAN;
             }
             find_slot::<SlotOf<C>>(node, key.chunk(0))
@@ -290,7 +302,7 @@ impl<C: Config> RawTree<C> {
             self.len = 1;
             return LayoutOf::<C>::absent();
         };
-        while key.root_shift() > self.root_shift {
+        while key.above(self.root_shift) {
             self.add_level();
         }
         let mem = &mut self.mem;
@@ -341,7 +353,7 @@ impl<C: Config> RawTree<C> {
         let Some(_) = self.root else {
             return absent();
         };
-        if key.root_shift() > self.root_shift {
+        if key.above(self.root_shift) {
             return absent();
         }
         let mem = &mut self.mem;
@@ -473,8 +485,14 @@ impl<C: Config> RawTree<C> {
     fn new_node(mem: &mut C::Memory, class: usize, shift: u32) -> NodePtr {
         let kind = C::SIZE_CLASSES.kind(class);
         let raw = mem.alloc_node(Pools::<C>::at(class, shift));
-        // SAFETY: a fresh allocation of this class's size for this level.
-        unsafe { dispatch!(kind, K => K::init(raw, class)) };
+        // SAFETY: a fresh allocation of this class's size for this level;
+        // an inner node's slots are child pointers.
+        unsafe {
+            dispatch!(kind, K => K::init(raw, class));
+            if kind == Kind::N256 && shift > 0 {
+                Node256::clear_child_slots(raw);
+            }
+        }
         NodePtr::new(raw, kind)
     }
 

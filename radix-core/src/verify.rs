@@ -125,7 +125,12 @@ unsafe fn check_node<C: Config>(node: NodePtr, shift: u32) -> Result<usize, Stri
         }
         match kind {
             Kind::N48 => Node48::check(addr)?,
-            Kind::N256 => Node256::check(addr)?,
+            Kind::N256 => {
+                Node256::check(addr)?;
+                if shift > 0 {
+                    Node256::check_child_slots(addr)?;
+                }
+            }
             Kind::N4 | Kind::N16 => {}
         }
         let mut seen = 0;

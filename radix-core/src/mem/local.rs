@@ -9,7 +9,9 @@
 //! ([`bumpalo`]) with no per-leaf allocator header, as PostgreSQL's vacuum
 //! does for its TID store. A freed bump leaf's space is not reused until the
 //! tree is emptied. Arenas are fixed-size chunks no larger than the block
-//! limit, so a memory budget is not overshot by one doubling chunk.
+//! limit, so a memory budget is not overshot by one doubling chunk; like the
+//! slabs' blocks, the first arenas are smaller (4 KiB, then doubling), so a
+//! small store does not hold a whole chunk.
 
 use core::alloc::Layout;
 use core::fmt;
@@ -43,7 +45,9 @@ impl Arenas {
         // A new arena whose one chunk is all it may hold: a limit equal to
         // what it already holds stops bumpalo from growing it by doubling.
         // (A limit below that would read as no limit at all.)
-        let arena = bumpalo::Bump::with_capacity(self.chunk.max(layout.size() + layout.align()));
+        let ramp = MIN_ARENA_BYTES << self.arenas.len().min(usize::BITS as usize / 2);
+        let size = self.chunk.min(ramp).max(layout.size() + layout.align());
+        let arena = bumpalo::Bump::with_capacity(size);
         arena.set_allocation_limit(Some(arena.allocated_bytes()));
         let ptr = arena
             .try_alloc_layout(layout)
@@ -96,7 +100,8 @@ impl LocalMemory {
         self.arenas.is_some()
     }
 
-    /// Size of the blocks of `pool`.
+    /// Size of the full blocks of `pool` (its first few blocks are
+    /// smaller).
     pub fn block_size(&self, pool: usize) -> usize {
         self.slabs[pool].block_size()
     }
@@ -213,13 +218,15 @@ mod tests {
         assert_eq!(m.bytes_held(), 0);
         let nodes: Vec<_> = (0..300).map(|_| m.alloc_node(0)).collect();
         assert_eq!(m.live_nodes(0), 300);
-        assert_eq!(m.bytes_held(), 2 * 8192); // 203 nodes per block
+        // The ramp (128 + 256 + ... + 4096 bytes, 1 + 5 + 11 + 24 + 49 + 100
+        // nodes), then one full 8 KiB block for the remaining 110.
+        assert_eq!(m.bytes_held(), (8192 - 128) + 8192);
         let first = nodes[7];
         // SAFETY: allocated above, not used again.
         unsafe { m.free_node(0, first) };
         assert_eq!(m.alloc_node(0), first, "a freed node is reused first");
         let leaf = m.alloc_leaf(Layout::new::<[u64; 3]>());
-        assert_eq!(m.bytes_held(), 2 * 8192 + 24);
+        assert_eq!(m.bytes_held(), (8192 - 128) + 8192 + 24);
         // SAFETY: allocated above with this layout.
         unsafe { m.free_leaf(leaf, Layout::new::<[u64; 3]>()) };
         // SAFETY: no node is used again.
@@ -232,15 +239,18 @@ mod tests {
     fn insert_only_leaves_come_from_fixed_size_arenas() {
         let mut m = LocalMemory::insert_only(&POOLS, 16 << 10);
         let layout = Layout::from_size_align(40, 8).unwrap();
-        let leaves: Vec<_> = (0..1000).map(|_| m.alloc_leaf(layout)).collect();
-        // 40,000 bytes in arenas of one fixed size (bumpalo rounds the
-        // requested 16 KiB up to its own chunk size), none doubled.
+        let leaves: Vec<_> = (0..2000).map(|_| m.alloc_leaf(layout)).collect();
+        // 80,000 bytes in arenas of 4, 8 and then 16 KiB (bumpalo rounds a
+        // requested size up to its own chunk size), none grown by bumpalo.
         let arenas = &m.arenas.as_ref().unwrap().arenas;
-        let first = arenas[0].allocated_bytes();
-        assert!(arenas.iter().all(|a| a.allocated_bytes() == first));
-        assert!(((16 << 10)..=(32 << 10)).contains(&first), "{first}");
+        let sizes: Vec<usize> = arenas.iter().map(bumpalo::Bump::allocated_bytes).collect();
+        assert!(sizes.windows(2).all(|w| w[0] <= w[1]), "{sizes:?}");
+        assert!(((4 << 10)..(8 << 10)).contains(&sizes[0]), "{sizes:?}");
+        let full = *sizes.last().unwrap();
+        assert!(((16 << 10)..=(32 << 10)).contains(&full), "{sizes:?}");
+        assert!(sizes[2..].iter().all(|&s| s == full), "{sizes:?}");
         let held = m.bytes_held();
-        assert!((40_000..40_000 + first).contains(&held), "{held}");
+        assert!((80_000..80_000 + full).contains(&held), "{held}");
         // SAFETY: allocated above; freeing a bump leaf only forgets it.
         unsafe { m.free_leaf(leaves[0], layout) };
         assert_eq!(m.bytes_held(), held);

@@ -4,9 +4,19 @@
 //! rounded up to a power of two), as PostgreSQL's slab contexts do, so a
 //! node costs no allocator header and nodes of one size sit together.
 //!
-//! Each block is aligned to its own size, so the block a node belongs to is
-//! found by masking the node's address, and a small header at the start of
-//! the block keeps that block's free list and live count. Blocks with room
+//! A slab's first few blocks are smaller: a *ramp* of up to six blocks, each
+//! twice the size of the one before and the last half a full block. A tree
+//! of a few dozen nodes then holds a few kilobytes rather than a full block
+//! per node size (128 KiB for node256 alone); PostgreSQL pays those full
+//! blocks, and a store of 2,000 dead TIDs cost it 0.25 MB. Once the ramp is
+//! used up every new block is full size. Ramp blocks stay until the slab is
+//! released, which bounds what an emptied tree keeps to less than one full
+//! block, as the spare below does.
+//!
+//! Each block is aligned to its own size, and a small header at the start of
+//! the block keeps that block's free list and live count. The block a node
+//! belongs to is found by comparing the node's address with the (at most
+//! six) ramp blocks, and otherwise by masking it with the full block size. Blocks with room
 //! are chained in a *partial* list; allocation takes from its head, and a
 //! freed node goes back to its own block. When a block's last node is freed
 //! the block is returned to the system, except for one empty block kept as a
@@ -22,8 +32,10 @@ use super::PoolSpec;
 
 /// Nodes per block, at least.
 const MIN_NODES_PER_BLOCK: usize = 32;
-/// Smallest block.
+/// Smallest full block.
 const MIN_BLOCK_BYTES: usize = 8 * 1024;
+/// Most ramp blocks a slab starts with.
+const MAX_RAMP: usize = 6;
 
 /// The start of every block.
 struct BlockHeader {
@@ -36,18 +48,27 @@ struct BlockHeader {
     live: usize,
     /// Nodes at the block's end never handed out yet.
     untouched: usize,
-    /// Position in `Slab::blocks`.
+    /// Nodes the block holds.
+    capacity: usize,
+    /// Position in `Slab::blocks` (full blocks only).
     index: usize,
 }
 
 /// The slab of one node pool.
 pub(crate) struct Slab {
     node: Layout,
+    /// A full block.
     block: Layout,
     /// Offset of the first node, past the header.
     first_node: usize,
+    /// Nodes in a full block.
     per_block: usize,
-    /// Every block in use.
+    /// Ramp blocks this slab starts with; block `i` is
+    /// `block.size() >> (ramp_len - i)` bytes.
+    ramp_len: usize,
+    /// The ramp blocks allocated so far, in order.
+    ramp: [Option<NonNull<BlockHeader>>; MAX_RAMP],
+    /// Every full block in use.
     blocks: Vec<NonNull<BlockHeader>>,
     /// Head of the list of blocks with room.
     partial: Option<NonNull<BlockHeader>>,
@@ -74,11 +95,17 @@ impl Slab {
         let size = wanted.min(cap).max(smallest);
         // Aligned to its size, so a node's block is its address rounded down.
         let block = Layout::from_size_align(size, size).expect("block layout");
+        let mut ramp_len = 0;
+        while ramp_len < MAX_RAMP && size >> (ramp_len + 1) >= smallest {
+            ramp_len += 1;
+        }
         Self {
             node,
             block,
             first_node,
             per_block: (size - first_node) / node.size(),
+            ramp_len,
+            ramp: [None; MAX_RAMP],
             blocks: Vec::new(),
             partial: None,
             spare: None,
@@ -86,9 +113,21 @@ impl Slab {
         }
     }
 
-    /// Size of one block.
+    /// Size of a full block.
     pub(crate) fn block_size(&self) -> usize {
         self.block.size()
+    }
+
+    /// The ramp blocks allocated so far, with their layouts.
+    fn ramp_blocks(&self) -> impl Iterator<Item = (NonNull<BlockHeader>, Layout)> + '_ {
+        self.ramp
+            .iter()
+            .map_while(|b| *b)
+            .enumerate()
+            .map(|(i, b)| {
+                let size = self.block.size() >> (self.ramp_len - i);
+                (b, Layout::from_size_align(size, size).expect("ramp layout"))
+            })
     }
 
     /// Nodes handed out and not freed.
@@ -96,14 +135,15 @@ impl Slab {
         self.live
     }
 
-    /// Blocks held, the spare included.
+    /// Blocks held, ramp blocks and the spare included.
     pub(crate) fn blocks(&self) -> usize {
-        self.blocks.len() + self.spare.is_some() as usize
+        self.blocks.len() + self.spare.is_some() as usize + self.ramp_blocks().count()
     }
 
     /// Bytes held.
     pub(crate) fn bytes(&self) -> usize {
-        self.blocks() * self.block.size()
+        let full = self.blocks.len() + self.spare.is_some() as usize;
+        full * self.block.size() + self.ramp_blocks().map(|(_, l)| l.size()).sum::<usize>()
     }
 
     /// Node layout of this slab.
@@ -129,7 +169,7 @@ impl Slab {
                     node
                 }
                 None => {
-                    let index = self.per_block - (*h).untouched;
+                    let index = (*h).capacity - (*h).untouched;
                     (*h).untouched -= 1;
                     block
                         .cast::<u8>()
@@ -153,11 +193,22 @@ impl Slab {
     /// `node` came from this slab's `alloc` and is not used again.
     #[inline]
     pub(crate) unsafe fn free(&mut self, node: NonNull<u8>) {
-        let mask = !(self.block.size() - 1);
-        // The node's pointer carries the provenance of its whole block.
-        let block = node
-            .map_addr(|a| core::num::NonZeroUsize::new(a.get() & mask).expect("block address"))
-            .cast::<BlockHeader>();
+        let addr = node.addr().get();
+        let ramp = self
+            .ramp_blocks()
+            .find(|(b, layout)| addr.wrapping_sub(b.addr().get()) < layout.size())
+            .map(|(b, _)| b);
+        let block = ramp.unwrap_or_else(|| {
+            let mask = !(self.block.size() - 1);
+            // The node's pointer carries the provenance of its whole block.
+            node.map_addr(|a| {
+                // SAFETY: a full block is aligned to its size and the node
+                // lies inside it, so masking gives the block's non-zero
+                // start.
+                unsafe { core::num::NonZeroUsize::new_unchecked(a.get() & mask) }
+            })
+            .cast::<BlockHeader>()
+        });
         // SAFETY: the node belongs to a live block of this slab, whose
         // header is at the block's start; the dead node can hold a link.
         unsafe {
@@ -167,7 +218,7 @@ impl Slab {
             (*h).free = Some(node);
             (*h).live -= 1;
             self.live -= 1;
-            if (*h).live == 0 {
+            if (*h).live == 0 && ramp.is_none() {
                 if !was_full {
                     self.unlink(block);
                 }
@@ -180,6 +231,12 @@ impl Slab {
 
     /// Frees every block.
     pub(crate) fn release(&mut self) {
+        let ramp: Vec<_> = self.ramp_blocks().collect();
+        for (block, layout) in ramp {
+            // SAFETY: every ramp block was allocated with its layout.
+            unsafe { dealloc(block.as_ptr().cast(), layout) };
+        }
+        self.ramp = [None; MAX_RAMP];
         let blocks = core::mem::take(&mut self.blocks);
         for block in blocks
             .into_iter()
@@ -195,26 +252,47 @@ impl Slab {
 
     #[cold]
     fn new_block(&mut self) -> NonNull<BlockHeader> {
-        let raw = self.spare.take().unwrap_or_else(|| {
-            // SAFETY: the block layout has a non-zero size.
-            NonNull::new(unsafe { alloc(self.block) })
-                .unwrap_or_else(|| handle_alloc_error(self.block))
-        });
-        let block = raw.cast::<BlockHeader>();
-        // SAFETY: a fresh block, large and aligned enough for its header.
+        let ramp_used = self.ramp_blocks().count();
+        let (block, capacity, index) = if ramp_used < self.ramp_len {
+            let size = self.block.size() >> (self.ramp_len - ramp_used);
+            let layout = Layout::from_size_align(size, size).expect("ramp layout");
+            let block = Self::alloc_block(layout);
+            self.ramp[ramp_used] = Some(block);
+            (
+                block,
+                (size - self.first_node) / self.node.size(),
+                usize::MAX,
+            )
+        } else {
+            let block = self
+                .spare
+                .take()
+                .map_or_else(|| Self::alloc_block(self.block), NonNull::cast);
+            self.blocks.push(block);
+            (block, self.per_block, self.blocks.len() - 1)
+        };
+        // SAFETY: a fresh block, large and aligned enough for its header and
+        // `capacity` nodes.
         unsafe {
             block.write(BlockHeader {
                 free: None,
                 prev: None,
                 next: None,
                 live: 0,
-                untouched: self.per_block,
-                index: self.blocks.len(),
+                untouched: capacity,
+                capacity,
+                index,
             });
         }
-        self.blocks.push(block);
         self.link(block);
         block
+    }
+
+    fn alloc_block(layout: Layout) -> NonNull<BlockHeader> {
+        // SAFETY: block layouts have a non-zero size.
+        NonNull::new(unsafe { alloc(layout) })
+            .unwrap_or_else(|| handle_alloc_error(layout))
+            .cast()
     }
 
     /// Takes an empty block out of use: keeps it as the spare or frees it.
@@ -297,13 +375,63 @@ mod tests {
         assert_eq!(Slab::new(LARGE, 1024).block_size(), 4096);
     }
 
+    /// Allocates nodes until the ramp is used up; returns them.
+    fn fill_ramp(slab: &mut Slab) -> Vec<NonNull<u8>> {
+        let mut nodes = Vec::new();
+        while slab.ramp_blocks().count() < slab.ramp_len || slab.partial.is_some() {
+            nodes.push(slab.alloc());
+        }
+        nodes
+    }
+
+    #[test]
+    fn the_first_blocks_ramp_up_to_full_size() {
+        let mut slab = Slab::new(LARGE, usize::MAX);
+        assert_eq!(slab.ramp_len, 5);
+        let first = slab.alloc();
+        // A one-node tree holds 4 KiB, not a 128 KiB block.
+        assert_eq!(slab.bytes(), 4096);
+        let ramp = fill_ramp(&mut slab);
+        assert_eq!(slab.bytes(), 4096 + 8192 + 16384 + 32768 + 65536);
+        assert_eq!(slab.live(), ramp.len() + 1);
+        let full = slab.alloc();
+        assert_eq!(slab.blocks(), 6);
+        assert_eq!(slab.bytes(), 131072 - 4096 + 131072);
+        // Ramp blocks stay when empty; their nodes are reused.
+        // SAFETY: allocated above, each freed once.
+        unsafe {
+            slab.free(first);
+            ramp.iter().for_each(|&n| slab.free(n));
+        }
+        assert_eq!(slab.blocks(), 6);
+        assert_eq!(slab.live(), 1);
+        let reused = slab.alloc();
+        assert!(reused == first || ramp.contains(&reused));
+        // SAFETY: allocated above, each freed once.
+        unsafe {
+            slab.free(reused);
+            slab.free(full);
+        }
+        assert_eq!(slab.live(), 0);
+        slab.release();
+        assert_eq!((slab.bytes(), slab.blocks()), (0, 0));
+        // After a release the ramp starts again.
+        let again = slab.alloc();
+        assert_eq!(slab.bytes(), 4096);
+        // SAFETY: allocated above, freed once.
+        unsafe { slab.free(again) };
+    }
+
     #[test]
     fn empty_blocks_go_back_keeping_one_spare() {
         let mut slab = Slab::new(SMALL, usize::MAX);
+        let ramp = fill_ramp(&mut slab);
+        let ramp_bytes = slab.bytes();
+        let ramp_blocks = slab.blocks();
         let per_block = slab.per_block;
         let nodes: Vec<_> = (0..3 * per_block).map(|_| slab.alloc()).collect();
-        assert_eq!(slab.blocks(), 3);
-        assert_eq!(slab.live(), 3 * per_block);
+        assert_eq!(slab.blocks(), ramp_blocks + 3);
+        assert_eq!(slab.live(), ramp.len() + 3 * per_block);
         // Nodes are distinct and inside their blocks.
         let mut addrs: Vec<usize> = nodes.iter().map(|n| n.addr().get()).collect();
         addrs.sort_unstable();
@@ -315,11 +443,11 @@ mod tests {
             // SAFETY: allocated above, not used again.
             unsafe { slab.free(n) };
         }
-        assert_eq!(slab.blocks(), 2);
-        assert_eq!(slab.live(), per_block);
+        assert_eq!(slab.blocks(), ramp_blocks + 2);
+        assert_eq!(slab.live(), ramp.len() + per_block);
         // Reuse: the spare serves before a new block is allocated.
         let again: Vec<_> = (0..per_block).map(|_| slab.alloc()).collect();
-        assert_eq!(slab.blocks(), 2);
+        assert_eq!(slab.blocks(), ramp_blocks + 2);
         // Freeing in any order, a block is reused as soon as it has room.
         // SAFETY: allocated above, not used again.
         unsafe { slab.free(nodes[2 * per_block + 5]) };
@@ -332,9 +460,17 @@ mod tests {
             }
         }
         // SAFETY: allocated above, freed once.
-        unsafe { slab.free(refill) };
+        unsafe {
+            slab.free(refill);
+            ramp.iter().for_each(|&n| slab.free(n));
+        }
         assert_eq!(slab.live(), 0);
-        assert_eq!(slab.blocks(), 1, "only the spare remains");
+        assert_eq!(
+            slab.blocks(),
+            ramp_blocks + 1,
+            "the ramp and the spare remain"
+        );
+        assert_eq!(slab.bytes(), ramp_bytes + slab.block_size());
         slab.release();
         assert_eq!(slab.bytes(), 0);
     }

@@ -39,7 +39,7 @@ pub(crate) use node256::Node256;
 pub(crate) use node4::Node4;
 pub(crate) use node48::Node48;
 
-use crate::ptr::NODE_ALIGN;
+use crate::ptr::{NodePtr, NODE_ALIGN};
 
 /// The four node kinds. The discriminant is the pointer tag.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
@@ -207,6 +207,18 @@ pub(crate) trait NodeKind {
     ///
     /// `node` is a live node of this kind with slots of type `S`.
     unsafe fn find<S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>>;
+
+    /// The child for `chunk` of an inner node, if present: the hot step of
+    /// every lookup. Node256 overrides it to skip its bitmap.
+    ///
+    /// # Safety
+    ///
+    /// `node` is a live inner node of this kind.
+    #[inline(always)]
+    unsafe fn find_child(node: NonNull<u8>, chunk: u8) -> Option<NodePtr> {
+        // SAFETY: caller's contract: the slots are child pointers.
+        unsafe { Self::find::<NodePtr>(node, chunk).map(|slot| slot.read()) }
+    }
 
     /// Adds `chunk` with slot value `value`.
     ///

@@ -1,10 +1,17 @@
 //! node256: a child for every chunk value. Slot `c` belongs to chunk `c`; a
 //! 256-bit bitmap says which slots are in use, so walking the children
 //! skips empty stretches a word at a time.
+//!
+//! In an inner node256 the slots of absent children are also null, so a
+//! lookup reads the slot alone and needs no bitmap: one load, one cache
+//! line, instead of two (PostgreSQL reads the bitmap first). New inner
+//! node256s have their slots cleared ([`Node256::clear_child_slots`]) and
+//! `remove` clears the slot it empties; `verify` checks the agreement.
 
 use core::ptr::NonNull;
 
 use super::{count, header, slot_ptr, write_header, Entry, Kind, NodeKind};
+use crate::ptr::NodePtr;
 
 /// The node256 kind.
 pub(crate) enum Node256 {}
@@ -42,6 +49,15 @@ impl NodeKind for Node256 {
         }
     }
 
+    #[inline(always)]
+    unsafe fn find_child(node: NonNull<u8>, chunk: u8) -> Option<NodePtr> {
+        // SAFETY: caller's contract: an inner node256, whose absent
+        // children's slots are null (module docs), and `Option<NodePtr>`
+        // is a `NodePtr` with null as `None` (`NodePtr` is a transparent
+        // `NonNull`).
+        unsafe { slot_ptr::<Option<NodePtr>>(node, Self::INDEX_END, chunk as usize).read() }
+    }
+
     #[inline]
     unsafe fn insert<S>(node: NonNull<u8>, chunk: u8, value: S) {
         let chunk = chunk as usize;
@@ -62,7 +78,11 @@ impl NodeKind for Node256 {
             let word = bitmap_word(node, chunk);
             word.write(word.read() & !(1u64 << (chunk % 64)));
             (*header(node).as_ptr()).count -= 1;
-            slot_ptr::<S>(node, Self::INDEX_END, chunk).read()
+            let slot = slot_ptr::<S>(node, Self::INDEX_END, chunk);
+            let value = slot.read();
+            // Keeps an inner node's absent children null (module docs).
+            slot.write_bytes(0, 1);
+            value
         }
     }
 
@@ -117,6 +137,39 @@ impl NodeKind for Node256 {
 }
 
 impl Node256 {
+    /// Nulls every child slot of a fresh inner node256.
+    ///
+    /// # Safety
+    ///
+    /// `node` is a fresh node256 allocation for child pointers.
+    #[inline]
+    pub(crate) unsafe fn clear_child_slots(node: NonNull<u8>) {
+        // SAFETY: caller's contract; 256 slots exist.
+        unsafe { slot_ptr::<NodePtr>(node, Self::INDEX_END, 0).write_bytes(0, 256) }
+    }
+
+    /// Whether the null slots of inner node256 `node` are exactly its
+    /// absent children; for invariant checks.
+    ///
+    /// # Safety
+    ///
+    /// `node` is a live inner node256.
+    pub(crate) unsafe fn check_child_slots(node: NonNull<u8>) -> Result<(), &'static str> {
+        for chunk in 0..=255u8 {
+            // SAFETY: caller's contract.
+            let (present, child) = unsafe {
+                (
+                    Self::find::<NodePtr>(node, chunk).is_some(),
+                    Self::find_child(node, chunk),
+                )
+            };
+            if present != child.is_some() {
+                return Err("inner node256 slot and bitmap disagree");
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the bitmap's population agrees with the count; for invariant
     /// checks.
     ///
