@@ -332,3 +332,100 @@ impl Iterator for BlockOffsets<'_> {
         self.0.next()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Small enough for Miri, which checks the entries' raw encoding and
+    //! the tree underneath.
+
+    use super::*;
+
+    fn stores() -> [TidStore; 2] {
+        [TidStore::new(1 << 20), TidStore::insert_only(1 << 20)]
+    }
+
+    fn contents(ts: &TidStore) -> Vec<(u32, Vec<u16>)> {
+        ts.iter()
+            .map(|b| (b.block(), b.offsets().collect()))
+            .collect()
+    }
+
+    #[test]
+    fn every_form_is_stored_replaced_and_found() {
+        let run: Vec<u16> = (100..=300).collect();
+        let forms: [&[u16]; 5] = [&[1], &[1, 2, 3], &[5, 6, 7, 8], &run, &[2, 64, 65, 2048]];
+        for mut ts in stores() {
+            for (i, offsets) in forms.iter().enumerate() {
+                ts.set_block_offsets(i as u32 * 300, offsets).unwrap();
+            }
+            ts.set_block_offsets(u32::MAX, &[2048]).unwrap();
+            ts.verify().unwrap();
+            // Replace every block with the next form: each transition.
+            for (i, _) in forms.iter().enumerate() {
+                let next = forms[(i + 1) % forms.len()];
+                ts.set_block_offsets(i as u32 * 300, next).unwrap();
+            }
+            ts.verify().unwrap();
+            let mut expected: Vec<(u32, Vec<u16>)> = (0..forms.len())
+                .map(|i| (i as u32 * 300, forms[(i + 1) % forms.len()].to_vec()))
+                .collect();
+            expected.push((u32::MAX, vec![2048]));
+            assert_eq!(contents(&ts), expected);
+            let total: usize = expected.iter().map(|(_, o)| o.len()).sum();
+            assert_eq!(ts.num_tids(), total as u64);
+            for (block, offsets) in &expected {
+                // Every offset and its neighbours, and both ends (the entry
+                // tests probe every offset; this is sized for Miri).
+                let probes = offsets.iter().flat_map(|&o| [o - 1, o, o + 1]);
+                for o in probes.chain([0, MAX_OFFSET, MAX_OFFSET + 1]) {
+                    let member = offsets.binary_search(&o).is_ok();
+                    assert_eq!(ts.is_member(Tid::new(*block, o)), member);
+                }
+                assert!(!ts.is_member(Tid::new(block ^ 1, offsets[0])));
+            }
+            ts.clear();
+            assert_eq!((ts.num_tids(), ts.memory_usage()), (0, 0));
+            ts.verify().unwrap();
+        }
+    }
+
+    #[test]
+    fn rejected_offsets_change_nothing() {
+        for mut ts in stores() {
+            ts.set_block_offsets(9, &[1, 2, 200]).unwrap();
+            let before = (contents(&ts), ts.num_tids(), ts.memory_usage());
+            for bad in [
+                &[][..],
+                &[0],
+                &[2049],
+                &[3, 3],
+                &[5, 4],
+                &[1, 2, 3, 4, 5, 0],
+            ] {
+                assert!(ts.set_block_offsets(9, bad).is_err(), "{bad:?}");
+                assert!(ts.set_block_offsets(10, bad).is_err(), "{bad:?}");
+            }
+            assert_eq!((contents(&ts), ts.num_tids(), ts.memory_usage()), before);
+            ts.verify().unwrap();
+        }
+    }
+
+    #[test]
+    fn copy_offsets_reports_the_size_needed() {
+        let ts: TidStore = [
+            Tid::new(3, 10),
+            Tid::new(3, 1),
+            Tid::new(3, 500),
+            Tid::new(3, 7),
+        ]
+        .into_iter()
+        .collect();
+        let block = ts.iter().next().unwrap();
+        let mut small = [0u16; 2];
+        assert_eq!(block.copy_offsets(&mut small), 4);
+        assert_eq!(small, [1, 7]);
+        let mut exact = [0u16; 4];
+        assert_eq!(block.copy_offsets(&mut exact), 4);
+        assert_eq!(exact, [1, 7, 10, 500]);
+    }
+}
