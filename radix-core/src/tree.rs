@@ -260,6 +260,10 @@ impl<C: Config> RawTree<C> {
                 node = find_child(node, key.chunk(shift))?;
                 shift -= SPAN;
             }
+            // Only at the last level, which holds most of a large tree's
+            // nodes: the levels above are few and stay cached, and there
+            // the prefetch instructions would be pure cost.
+            dispatch!(node.kind(), K => K::prefetch_slots::<SlotOf<C>>(node.addr()));
             find_slot::<SlotOf<C>>(node, key.chunk(0))
         }
     }

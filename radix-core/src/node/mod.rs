@@ -208,6 +208,14 @@ pub(crate) trait NodeKind {
     /// `node` is a live node of this kind with slots of type `S`.
     unsafe fn find<S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>>;
 
+    /// Starts loading the cache lines of `node`'s slots that a coming
+    /// [`find`](Self::find) may read, where that pays. Only a hint: it
+    /// reads nothing, so `node` need not be live.
+    #[inline(always)]
+    fn prefetch_slots<S>(node: NonNull<u8>) {
+        let _ = node;
+    }
+
     /// The child for `chunk` of an inner node, if present: the hot step of
     /// every lookup. Node256 overrides it to skip its bitmap.
     ///

@@ -15,6 +15,7 @@ pub(crate) enum Node16 {}
 
 impl ChunkSearch for Node16 {
     const KIND: Kind = Kind::N16;
+    const PREFETCH_SLOTS: bool = true;
     const CHUNKS: usize = simd::GROUP_BYTES;
 
     #[inline(always)]

@@ -11,6 +11,8 @@ pub(crate) enum Node4 {}
 
 impl ChunkSearch for Node4 {
     const KIND: Kind = Kind::N4;
+    /// A node4's slots share the chunks' line or the next one.
+    const PREFETCH_SLOTS: bool = false;
     const CHUNKS: usize = 4;
 
     #[inline(always)]

@@ -8,7 +8,8 @@
 
 use core::ptr::NonNull;
 
-use super::{count, header, slot_ptr, write_header, Entry, Kind};
+use super::{count, header, slot_ptr, slots_offset, write_header, Entry, Kind};
+use crate::simd;
 
 /// Where the chunk array starts: right after the 4-byte header.
 pub(crate) const CHUNKS_AT: usize = 4;
@@ -17,6 +18,9 @@ pub(crate) const CHUNKS_AT: usize = 4;
 pub(crate) trait ChunkSearch {
     /// The kind.
     const KIND: Kind;
+    /// Whether a lookup should prefetch the slot array while it searches
+    /// the chunks (see [`find`]).
+    const PREFETCH_SLOTS: bool;
     /// Length of the chunk array.
     const CHUNKS: usize;
     /// Index of `chunk` among the first `count` chunks.
@@ -58,6 +62,24 @@ pub(crate) unsafe fn find<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8) -> Op
     unsafe {
         let i = K::find(chunks(node), count(node), chunk)?;
         Some(slot_ptr(node, index_end::<K>(), i))
+    }
+}
+
+/// Prefetches the slot array's lines after the first, for kinds that ask
+/// for it.
+///
+/// The chunks share the node's first cache line; the slot sought is most
+/// likely in one of the (up to four) lines after it, and which one is known
+/// only once the chunk line has arrived. Asking for them first overlaps
+/// their misses with the chunk line's instead of queueing one behind the
+/// other.
+#[inline(always)]
+pub(crate) fn prefetch_slots<K: ChunkSearch, S>(node: NonNull<u8>) {
+    if K::PREFETCH_SLOTS {
+        let end = slots_offset::<S>(index_end::<K>()) + K::CHUNKS * size_of::<S>();
+        for line in 1..end.div_ceil(64).min(5) {
+            simd::prefetch(node.as_ptr().cast_const().wrapping_add(64 * line));
+        }
     }
 }
 
@@ -170,6 +192,10 @@ macro_rules! sorted_node_kind {
             unsafe fn find<S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>> {
                 // SAFETY: forwarded contract.
                 unsafe { $crate::node::sorted::find::<$ty, S>(node, chunk) }
+            }
+            #[inline(always)]
+            fn prefetch_slots<S>(node: NonNull<u8>) {
+                $crate::node::sorted::prefetch_slots::<$ty, S>(node)
             }
             #[inline(always)]
             unsafe fn insert<S>(node: NonNull<u8>, chunk: u8, value: S) {

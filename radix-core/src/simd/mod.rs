@@ -16,6 +16,11 @@
 //!
 //! Both operations are exact and unsigned: `find` returns the index of the
 //! equal chunk, `lower_bound` the index of the first chunk `>=` the key.
+//!
+//! The interface also carries the one cache hint the search uses,
+//! [`prefetch`]: SSE has a prefetch instruction, the portable version does
+//! nothing (stable Rust has no AArch64 prefetch intrinsic), and neither does
+//! Miri.
 
 /// Length of the chunk array every node16 carries.
 pub const GROUP_BYTES: usize = 32;
@@ -53,6 +58,29 @@ pub(crate) fn count_mask(count: usize) -> u32 {
     debug_assert!(count <= GROUP_BYTES);
     // `count` is at most 32; shifting in u64 avoids the overflow at 32.
     ((1u64 << count) - 1) as u32
+}
+
+/// Asks the CPU to start loading the cache line holding `addr`. A hint: it
+/// never faults and reads nothing, so `addr` may lie outside any allocation
+/// (compute it with `wrapping_add`).
+#[inline(always)]
+pub(crate) fn prefetch(addr: *const u8) {
+    #[cfg(all(
+        not(miri),
+        any(
+            target_arch = "x86_64",
+            all(target_arch = "x86", target_feature = "sse2")
+        )
+    ))]
+    sse2::prefetch(addr);
+    #[cfg(not(all(
+        not(miri),
+        any(
+            target_arch = "x86_64",
+            all(target_arch = "x86", target_feature = "sse2")
+        )
+    )))]
+    let _ = addr;
 }
 
 /// Index of `key` among the first `count` chunks, if present.

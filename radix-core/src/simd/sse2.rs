@@ -10,6 +10,14 @@ use core::arch::x86_64::*;
 
 use super::GROUP_BYTES;
 
+/// Prefetches the line holding `addr` into every cache level.
+#[inline(always)]
+pub(crate) fn prefetch(addr: *const u8) {
+    // SAFETY: SSE is enabled on this target; a prefetch is a hint that
+    // never faults and never dereferences in the language's sense.
+    unsafe { _mm_prefetch::<_MM_HINT_T0>(addr.cast::<i8>()) }
+}
+
 #[inline(always)]
 fn halves(chunks: &[u8; GROUP_BYTES]) -> (__m128i, __m128i) {
     // SAFETY: SSE2 is enabled on this target (module cfg); both unaligned
