@@ -1,0 +1,442 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus in seeds/<target>/: a few inputs per target that
+encode meaningful operation sequences (grow a node through every size class
+and shrink it back, keys at the width's boundaries, clustered keys, value
+lengths on both sides of the varlen embedding limit, TID store forms and
+refused calls).
+
+The bytes follow the `arbitrary` 1.x encoding that `fuzz_target!` decodes
+(`Arbitrary::arbitrary_take_rest`): integers little-endian, `bool` the low
+bit of a byte, an enum variant a `u32` scaled by the variant count, and a `Vec`
+(the trailing list of operations, or offsets inside one) one `true` byte
+before each element, a `false` byte or the end of the data after the last. Variant
+numbers follow declaration order in src/ops.rs, src/keys.rs and
+src/tids.rs; if those enums change, re-run this script (old seeds still
+decode, just to other operations). Check a seed's meaning with
+`cargo +nightly fuzz fmt <target> seeds/<target>/<file>`.
+
+Usage: python3 make_seeds.py   (from any directory)
+"""
+
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Enc:
+    """Appends values in the `arbitrary` encoding."""
+
+    def __init__(self):
+        self.out = bytearray()
+
+    def u8(self, v):
+        self.out += struct.pack("<B", v & 0xFF)
+        return self
+
+    def i8(self, v):
+        self.out += struct.pack("<b", v)
+        return self
+
+    def u16(self, v):
+        self.out += struct.pack("<H", v & 0xFFFF)
+        return self
+
+    def u32(self, v):
+        self.out += struct.pack("<I", v & 0xFFFFFFFF)
+        return self
+
+    def u64(self, v):
+        self.out += struct.pack("<Q", v & (2**64 - 1))
+        return self
+
+    def u128(self, v):
+        v &= 2**128 - 1
+        return self.u64(v).u64(v >> 64)
+
+    def bool(self, v):
+        return self.u8(1 if v else 0)
+
+    def variant(self, index, count):
+        # derive(Arbitrary) picks variant (u32 * count) >> 32.
+        return self.u32((index * 2**32 + count - 1) // count)
+
+    def element(self):
+        # Vec::arbitrary_take_rest: a `true` byte before each element.
+        return self.bool(True)
+
+    def vec_u16(self, values):
+        """A Vec<u16> inside an operation (`Vec::arbitrary`): a `true` byte
+        before each element, a `false` byte after the last."""
+        for v in values:
+            self.bool(True).u16(v)
+        return self.bool(False)
+
+
+# ---------------------------------------------------------------- keys.rs
+KEYSPEC = 6
+
+
+def small(e, n):
+    e.variant(0, KEYSPEC).u8(n)
+
+
+def near_max(e, n):
+    e.variant(1, KEYSPEC).u8(n)
+
+
+def clustered(e, base, offset):
+    e.variant(2, KEYSPEC).u8(base).u16(offset)
+
+
+def power_of_two(e, exponent, delta):
+    e.variant(3, KEYSPEC).u8(exponent).i8(delta)
+
+
+def repeated(e, byte):
+    e.variant(4, KEYSPEC).u8(byte)
+
+
+def raw(e, v):
+    e.variant(5, KEYSPEC).u128(v)
+
+
+def included(e, key, *args):
+    e.variant(0, 3)
+    key(e, *args)
+
+
+def excluded(e, key, *args):
+    e.variant(1, 3)
+    key(e, *args)
+
+
+def unbounded(e):
+    e.variant(2, 3)
+
+
+# ----------------------------------------------------------------- ops.rs
+OP = 14
+STEP_256 = 225  # run_step: 224 + 1 -> a step of 256
+
+
+def op(e, index):
+    e.element().variant(index, OP)
+
+
+def insert(e, key, *args, value=0):
+    op(e, 0)
+    key(e, *args)
+    e.u64(value)
+
+
+def replace(e, index, value):
+    op(e, 1)
+    e.u16(index).u64(value)
+
+
+def modify(e, index, value):
+    op(e, 2)
+    e.u16(index).u64(value)
+
+
+def remove(e, key, *args):
+    op(e, 3)
+    key(e, *args)
+
+
+def remove_existing(e, index):
+    op(e, 4)
+    e.u16(index)
+
+
+def get(e, key, *args):
+    op(e, 5)
+    key(e, *args)
+
+
+def get_near(e, index, delta):
+    op(e, 6)
+    e.u16(index).i8(delta)
+
+
+def range_op(e, low, high, pattern):
+    """`low` and `high` are callables writing a BoundSpec."""
+    op(e, 7)
+    low(e)
+    high(e)
+    e.u64(pattern)
+
+
+def range_near(e, frm, fd, fx, to, td, tx, pattern):
+    op(e, 8)
+    e.u16(frm).i8(fd).bool(fx).u16(to).i8(td).bool(tx).u64(pattern)
+
+
+def iterate(e, pattern):
+    op(e, 9)
+    e.u64(pattern)
+
+
+def clear(e):
+    op(e, 10)
+
+
+def insert_run(e, key, args, length, step, value=0):
+    op(e, 11)
+    key(e, *args)
+    e.u16(length).u8(step).u64(value)
+
+
+def remove_run(e, key, args, length, step):
+    op(e, 12)
+    key(e, *args)
+    e.u16(length).u8(step)
+
+
+def verify(e):
+    op(e, 13)
+
+
+DRAIN, CLEAR, DROP = 0, 1, 2
+
+
+def tree_input(insert_only, finish, bases):
+    e = Enc().bool(insert_only).variant(finish, 3)
+    for b in bases:
+        e.u128(b)
+    return e
+
+
+def tree_seeds():
+    seeds = {}
+
+    # One node grows through every class and shrinks back, at the last
+    # level (step 1) and one level up (step 256).
+    e = tree_input(False, DRAIN, [0x1000, 1 << 40, 2**64 - 4096])
+    insert_run(e, small, [0], 300, 0, value=7)
+    verify(e)
+    iterate(e, 0x5555_5555_5555_5555)
+    remove_run(e, small, [0], 260, 0)
+    verify(e)
+    insert_run(e, clustered, [1, 0], 300, STEP_256, value=9)
+    verify(e)
+    remove_run(e, clustered, [1, 0], 290, STEP_256)
+    iterate(e, 2**64 - 1)
+    seeds["grow_shrink"] = e
+
+    # Keys at the width's edges and around powers of two; ranges across
+    # them from both ends.
+    e = tree_input(False, DROP, [0, 2**63, 2**128 - 2**64])
+    for n in (0, 255):
+        insert(e, small, n, value=n)
+        insert(e, near_max, n, value=n + 1000)
+    for exp in (8, 16, 64, 127):
+        for delta in (-1, 0):
+            insert(e, power_of_two, exp, delta, value=exp * 3 + delta)
+    insert(e, repeated, 0xFF, value=5)
+    insert(e, repeated, 0x01, value=6)
+    verify(e)
+    range_op(
+        e,
+        lambda e: included(e, power_of_two, 16, -1),
+        lambda e: excluded(e, near_max, 0),
+        0xF0F0_F0F0_F0F0_F0F0,
+    )
+    range_op(e, unbounded, lambda e: included(e, small, 255), 0xAAAA)
+    range_op(
+        e,
+        lambda e: excluded(e, near_max, 1),
+        unbounded,
+        2**64 - 1,
+    )
+    get(e, power_of_two, 32, 2)
+    get_near(e, 3, 1)
+    remove(e, near_max, 0)
+    remove_existing(e, 0)
+    iterate(e, 0x0123_4567_89AB_CDEF)
+    seeds["boundaries"] = e
+
+    # Clustered keys in insert-only memory: replacements, get_mut, ranges
+    # between existing keys, a clear and a refill.
+    e = tree_input(True, CLEAR, [0xABCD_0000, 0xABCD_0100, 1 << 100])
+    insert_run(e, clustered, [0, 0], 70, 0, value=1)
+    insert_run(e, clustered, [1, 0], 20, 2, value=2)
+    for i in range(0, 80, 7):
+        replace(e, i, 100 + i)
+        modify(e, i + 3, 200 + i)
+    range_near(e, 5, -1, False, 60, 1, True, 0x3333)
+    get_near(e, 10, -1)
+    verify(e)
+    clear(e)
+    insert_run(e, clustered, [2, 0xFFF0], 40, 0, value=3)
+    verify(e)
+    seeds["clustered"] = e
+
+    # Values of many varlen lengths (the value seed modulo 41), replaced
+    # back and forth across the 7-byte embedding limit.
+    e = tree_input(False, DRAIN, [0x77_0000, 0, 0])
+    insert_run(e, clustered, [0, 0], 60, 0, value=0x1234)
+    for length in (0, 7, 8, 40):
+        insert(e, small, length, value=length)
+    for i, length in enumerate((8, 7, 40, 0, 9, 1)):
+        replace(e, i * 5, length)
+    remove_run(e, clustered, [0, 0], 30, 1)
+    verify(e)
+    seeds["value_lengths"] = e
+
+    return seeds
+
+
+# --------------------------------------------------------------- tids.rs
+TIDOP = 9
+OFFSETS = 5
+
+
+def run_offsets(e, start, length):
+    # Run: start % 2048 + 1 .. + length % 2049, at most 2048
+    e.variant(2, OFFSETS).u16(start).u16(length)
+
+
+def stride_offsets(e, start, step, count):
+    e.variant(3, OFFSETS).u16(start).u8(step).u8(count)
+
+
+def tid_op(e, index):
+    e.element().variant(index, TIDOP)
+
+
+def tid_set(e, key, args, offsets, oargs):
+    tid_op(e, 0)
+    key(e, *args)
+    offsets(e, *oargs)
+
+
+def tid_replace(e, index, offsets, oargs):
+    tid_op(e, 1)
+    e.u16(index)
+    offsets(e, *oargs)
+
+
+def tid_set_run(e, key, args, count, step, offsets, oargs):
+    tid_op(e, 2)
+    key(e, *args)
+    e.u8(count).u8(step)
+    offsets(e, *oargs)
+
+
+def tid_probe(e, key, args, offset):
+    tid_op(e, 3)
+    key(e, *args)
+    e.u16(offset)
+
+
+def tid_probe_near(e, index, pick, block_delta, offset_delta):
+    tid_op(e, 4)
+    e.u16(index).u16(pick).i8(block_delta).i8(offset_delta)
+
+
+def tid_copy(e, index, buf_len):
+    tid_op(e, 5)
+    e.u16(index).u16(buf_len)
+
+
+def tid_iterate(e):
+    tid_op(e, 6)
+
+
+def tid_clear(e):
+    tid_op(e, 7)
+
+
+def tid_verify(e):
+    tid_op(e, 8)
+
+
+def tid_input(insert_only, budget, bases):
+    e = Enc().bool(insert_only)
+    if budget is None:
+        e.variant(0, 3)  # Large
+    elif budget == "small":
+        e.variant(1, 3)
+    else:
+        e.variant(2, 3).u16(budget)  # Tiny(n)
+    for b in bases:
+        e.u128(b)
+    return e
+
+
+def tidstore_seeds():
+    seeds = {}
+
+    # Every entry form: inline (1 to 3 offsets), a run, bitmaps, the
+    # largest offset; replaced between forms; probes next to them.
+    e = tid_input(False, None, [1000, 1 << 24, 2**32 - 300])
+    tid_set(e, small, [1], stride_offsets, [0, 1, 1])  # [1]
+    tid_set(e, small, [2], stride_offsets, [2046, 1, 3])  # 2047, 2048
+    tid_set(e, small, [3], stride_offsets, [9, 30, 3])  # three offsets
+    tid_set(e, small, [4], run_offsets, [0, 2048])  # 1..=2048
+    tid_set(e, small, [5], stride_offsets, [0, 7, 200])  # a bitmap
+    tid_set(e, near_max, [0], stride_offsets, [63, 64, 20])
+    for i in range(6):
+        tid_replace(e, i, run_offsets if i % 2 else stride_offsets,
+                    [i * 100, 50] if i % 2 else [i, 3, 4])
+        tid_probe_near(e, i, i * 7, 0, -1)
+        tid_probe_near(e, i, i * 7, 1, 1)
+    tid_copy(e, 3, 2)
+    tid_copy(e, 4, 2048)
+    tid_iterate(e)
+    tid_verify(e)
+    seeds["entry_forms"] = e
+
+    # Many blocks so the tree's nodes grow, in insert-only memory with a
+    # small budget; a clear and a refill.
+    e = tid_input(True, "small", [0x0100_0000, 5 << 16, 0])
+    tid_set_run(e, clustered, [0, 0], 255, 1, run_offsets, [10, 20])
+    tid_set_run(e, clustered, [1, 0], 100, 3, stride_offsets, [4, 9, 12])
+    tid_verify(e)
+    tid_probe(e, clustered, [0, 17], 15)
+    tid_probe(e, clustered, [1, 3], 5)
+    tid_clear(e)
+    tid_set_run(e, power_of_two, [24, -2], 4, 1, run_offsets, [2047, 1])  # [2048]
+    tid_iterate(e)
+    seeds["many_blocks"] = e
+
+    # Refused calls (offset 0, past 2048, a duplicate, unsorted, empty)
+    # between accepted ones, with a tiny budget; each must change nothing.
+    e = tid_input(False, 200, [42, 0, 0])
+    tid_set(e, clustered, [0, 0], run_offsets, [0, 5])
+    for offsets in ([0, 1], [2048, 2049], [5, 5], [9, 3], []):
+        tid_op(e, 0)
+        clustered(e, 0, 0)
+        e.variant(0, OFFSETS).vec_u16(offsets)  # Raw
+    tid_op(e, 1)  # Replace the block with a list broken at its 3rd offset
+    e.u16(0).variant(4, OFFSETS).vec_u16([1, 2, 3, 4]).u8(2).u16(0).bool(False)
+    tid_op(e, 0)  # Sorted: 0 survives the modulo, so refused
+    clustered(e, 0, 1)
+    e.variant(1, OFFSETS).vec_u16([2049 * 3, 7])
+    tid_iterate(e)
+    seeds["refused"] = e
+
+    return seeds
+
+
+def write(target, name, e):
+    d = os.path.join(HERE, "seeds", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(bytes(e.out))
+
+
+def main():
+    trees = tree_seeds()
+    for target in ("tree_embedded", "tree_leaf", "tree_inline", "tree_varlen",
+                   "tree_u128", "macro_configs"):
+        for name, e in trees.items():
+            write(target, name, e)
+    for name, e in tidstore_seeds().items():
+        write("tidstore", name, e)
+
+
+if __name__ == "__main__":
+    main()

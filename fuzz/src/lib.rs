@@ -1,0 +1,41 @@
+//! Shared code of the fuzz targets in `fuzz_targets/`.
+//!
+//! Each tree target declares one or more trees with `radix_tree!`,
+//! implements [`FuzzMap`] for them with [`impl_fuzz_map!`], and hands them
+//! to [`check_trees`] with the fuzz [`Input`]: a list of [`Op`]s that the
+//! [`harness`] applies to every tree and to a `BTreeMap` model, comparing
+//! every result. The `tidstore` target uses [`check_tidstore`] instead.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`keys`] | key widths and the [`KeySpec`] generator that favours node boundaries |
+//! | [`values`] | value types and their model representation |
+//! | [`counted`] | a value whose `Drop` checks it is dropped exactly once |
+//! | [`ops`] | the operations of the tree targets |
+//! | [`mod@walk`] | consuming iterators from both ends |
+//! | [`map`] | the [`FuzzMap`] interface over generated tree types |
+//! | [`harness`] | the tree harness and model |
+//! | [`tids`] | the TID store operations and harness |
+//!
+//! The library has no `unsafe` and no fuzzing machinery of its own, so its
+//! pieces can also be used from ordinary tests to replay an input.
+
+#![forbid(unsafe_code)]
+
+pub mod counted;
+pub mod harness;
+pub mod keys;
+pub mod map;
+pub mod ops;
+pub mod tids;
+pub mod values;
+pub mod walk;
+
+pub use counted::Counted;
+pub use harness::{check_trees, DynMap, BATCH};
+pub use keys::{run_step, BoundSpec, KeyInt, KeySpec};
+pub use map::{FuzzMap, Previous};
+pub use ops::{Finish, Input, Op};
+pub use tids::{check_tidstore, TidInput};
+pub use values::{FuzzValue, ModelValue, Pair};
+pub use walk::{walk, walk_exact};

@@ -1,0 +1,62 @@
+//! Consuming double-ended iterators from both ends.
+//!
+//! A 64-bit *pattern* says, step by step, which end the next item comes
+//! from: bit `i % 64` set takes from the back. Tree and model iterators are
+//! walked with the same pattern and the item sequences compared, so the two
+//! cursors of a tree iterator meet at every possible place.
+
+/// Takes every item of `it`, from the front or the back as `pattern`
+/// says, and checks that the iterator stays exhausted at both ends.
+///
+/// # Panics
+///
+/// If the iterator yields an item after it first returned `None`.
+pub fn walk<I: DoubleEndedIterator>(mut it: I, pattern: u64) -> Vec<I::Item> {
+    let mut items = Vec::new();
+    loop {
+        let from_back = (pattern >> (items.len() % 64)) & 1 == 1;
+        let item = if from_back { it.next_back() } else { it.next() };
+        match item {
+            Some(item) => items.push(item),
+            None => break,
+        }
+    }
+    assert!(
+        it.next().is_none() && it.next_back().is_none(),
+        "iterator yields items after it ended (after {} items)",
+        items.len()
+    );
+    items
+}
+
+/// Like [`walk`], and also checks that `len()` and `size_hint()` count
+/// the items not yet taken at every step.
+///
+/// # Panics
+///
+/// As [`walk`], or when the reported length is wrong.
+pub fn walk_exact<I: DoubleEndedIterator + ExactSizeIterator>(
+    mut it: I,
+    pattern: u64,
+) -> Vec<I::Item> {
+    let total = it.len();
+    let mut items = Vec::with_capacity(total);
+    loop {
+        let left = total - items.len();
+        assert_eq!(it.len(), left, "len() after {} items", items.len());
+        assert_eq!(it.size_hint(), (left, Some(left)), "size_hint()");
+        let from_back = (pattern >> (items.len() % 64)) & 1 == 1;
+        let item = if from_back { it.next_back() } else { it.next() };
+        match item {
+            Some(item) => items.push(item),
+            None => break,
+        }
+        assert!(items.len() <= total, "more items than len() said");
+    }
+    assert_eq!(items.len(), total, "fewer items than len() said");
+    assert!(
+        it.next().is_none() && it.next_back().is_none(),
+        "iterator yields items after it ended"
+    );
+    items
+}
