@@ -2,7 +2,7 @@
 //!
 //! A node is a header followed by a kind-specific index (how a chunk finds
 //! its slot) and a slot array. The same four node types serve every level:
-//! inner nodes hold [`NodePtr`](crate::ptr::NodePtr) child pointers in their
+//! inner nodes hold [`NodePtr`] child pointers in their
 //! slots, last-level nodes hold the value layout's slot type. Node functions
 //! are generic over the slot type `S`, which is how inner and leaf nodes
 //! share one implementation (the inner/leaf split PostgreSQL abandoned

@@ -18,7 +18,7 @@
 //! equal chunk, `lower_bound` the index of the first chunk `>=` the key.
 //!
 //! The interface also carries the one cache hint the search uses,
-//! [`prefetch`]: SSE has a prefetch instruction, the portable version does
+//! `prefetch`: SSE has a prefetch instruction, the portable version does
 //! nothing (stable Rust has no AArch64 prefetch intrinsic), and neither does
 //! Miri.
 
