@@ -11,6 +11,7 @@ use core::arch::x86_64::*;
 use super::GROUP_BYTES;
 
 /// Prefetches the line holding `addr` into every cache level.
+#[cfg_attr(miri, allow(dead_code))] // Miri takes the portable no-op.
 #[inline(always)]
 pub(crate) fn prefetch(addr: *const u8) {
     // SAFETY: SSE is enabled on this target; a prefetch is a hint that
