@@ -303,3 +303,44 @@ fn memory_for_another_configuration_is_refused() {
     let other = LocalMemory::with_pools(&RawTree::<U128Inline>::pool_specs());
     let _ = RawTree::<U64Auto>::with_memory(other);
 }
+
+#[test]
+fn varlen_slot_check_names_bad_encodings() {
+    use core::mem::MaybeUninit;
+    use core::ptr::NonNull;
+
+    use crate::mem::Memory;
+    use crate::value::{SlotWord, ValueLayout};
+
+    type Layout = Varlen<VarBytes>;
+    let mut mem = LocalMemory::with_pools(&[]);
+    let long = VarBytes::new(&[7; 20]).unwrap();
+    let short = VarBytes::new(b"abc").unwrap();
+    for value in [long, short] {
+        let mut slot = Layout::into_slot(&value, &mut mem);
+        let ptr = NonNull::from(&mut slot);
+        // SAFETY: a live slot built just above, dropped once below.
+        unsafe {
+            assert_eq!(Layout::check_slot(ptr), Ok(()));
+            Layout::drop_slot(ptr, &mut mem);
+        }
+    }
+    // An untagged null word.
+    let mut slot = SlotWord(MaybeUninit::new(core::ptr::null_mut()));
+    // SAFETY: the check reads the word and rejects it before using it.
+    let err = unsafe { Layout::check_slot(NonNull::from(&mut slot)) };
+    assert!(err.unwrap_err().contains("neither tagged"));
+    // A leaf holding a value that fits the slot.
+    let leaf = mem.alloc_leaf(std::alloc::Layout::from_size_align(8, 8).unwrap());
+    // SAFETY: a fresh 8-byte leaf; a VarBytes of 3 bytes is a length byte
+    // (shifted past the tag bit) and the bytes.
+    unsafe {
+        leaf.write(3 << 1);
+        leaf.add(1)
+            .copy_from_nonoverlapping(NonNull::from(b"abc").cast(), 3);
+        let mut slot = SlotWord(MaybeUninit::new(leaf.as_ptr()));
+        let err = Layout::check_slot(NonNull::from(&mut slot));
+        assert!(err.unwrap_err().contains("fits the slot"));
+        mem.free_leaf(leaf, std::alloc::Layout::from_size_align(8, 8).unwrap());
+    }
+}

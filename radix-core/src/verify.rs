@@ -10,7 +10,8 @@ use crate::key::Key;
 use crate::mem::Memory;
 use crate::node::{self, Kind, Node256, Node48, MAX_CLASSES};
 use crate::ptr::NodePtr;
-use crate::tree::{entry_at, walk_nodes, RawTree, SlotOf};
+use crate::tree::{entry_at, walk_nodes, LayoutOf, RawTree, SlotOf};
+use crate::value::ValueLayout;
 
 impl<C: Config> RawTree<C> {
     /// Checks the tree's invariants, returning a description of the first
@@ -20,7 +21,9 @@ impl<C: Config> RawTree<C> {
     /// class belongs to its kind; its count is at least one, at most the
     /// class capacity and above the class's shrink threshold; chunks walk in
     /// strictly ascending order and their number equals the count; node48's
-    /// map and `isset` bits agree, node256's bitmap agrees with its count;
+    /// map and `isset` bits agree, node256's bitmap agrees with its count
+    /// and, in inner nodes, with its null slots; every value slot is encoded
+    /// as its layout says (varlen: a leaf only for a value too large to embed);
     /// the height is the smallest that holds the largest key; `len()` equals
     /// the number of values reached; and the memory back end's live nodes
     /// per pool equal the nodes reached.
@@ -138,7 +141,12 @@ unsafe fn check_node<C: Config>(node: NodePtr, shift: u32) -> Result<usize, Stri
         let mut pos = 0;
         loop {
             let entry = if shift == 0 {
-                entry_at::<SlotOf<C>>(node, pos).map(|e| (e.chunk, e.next))
+                let entry = entry_at::<SlotOf<C>>(node, pos);
+                if let Some(e) = &entry {
+                    LayoutOf::<C>::check_slot(e.slot)
+                        .map_err(|err| format!("chunk {:#x}: {err}", e.chunk))?;
+                }
+                entry.map(|e| (e.chunk, e.next))
             } else {
                 entry_at::<NodePtr>(node, pos).map(|e| (e.chunk, e.next))
             };

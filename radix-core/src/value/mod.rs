@@ -87,6 +87,18 @@ pub unsafe trait ValueLayout {
     ///
     /// `slot` holds a live slot value.
     unsafe fn is_leaf(slot: NonNull<Self::Slot>) -> bool;
+
+    /// Whether the slot is encoded as this layout says it must be (for
+    /// [`RawTree::verify`](crate::RawTree::verify)); layouts whose every
+    /// bit pattern is valid accept everything.
+    ///
+    /// # Safety
+    ///
+    /// `slot` holds a live slot value.
+    unsafe fn check_slot(slot: NonNull<Self::Slot>) -> Result<(), &'static str> {
+        let _ = slot;
+        Ok(())
+    }
 }
 
 /// Layouts whose values are sized and may be changed in place.

@@ -186,6 +186,26 @@ unsafe impl<V: ?Sized + VarlenValue> ValueLayout for Varlen<V> {
         // SAFETY: forwarded contract.
         unsafe { Self::leaf(slot).is_some() }
     }
+
+    /// An untagged slot must hold an aligned leaf pointer to a value too
+    /// large to embed. (A tagged slot's length is not checked: reading it
+    /// would trust the very header under suspicion.)
+    unsafe fn check_slot(slot: NonNull<SlotWord>) -> Result<(), &'static str> {
+        // SAFETY: forwarded contract; every slot word is initialised.
+        let word = unsafe { slot.cast::<*mut u8>().read() };
+        if CAN_EMBED && word.addr() & TAG_BIT as usize != 0 {
+            return Ok(());
+        }
+        if word.is_null() || word.addr() % Self::leaf_layout(1).align() != 0 {
+            return Err("varlen slot is neither tagged nor an aligned leaf pointer");
+        }
+        // SAFETY: forwarded contract: an aligned, non-null leaf pointer.
+        let len = unsafe { Self::get(slot) }.byte_len();
+        if Self::embeds(len) {
+            return Err("varlen value in a leaf although it fits the slot");
+        }
+        Ok(())
+    }
 }
 
 /// A byte string of up to [`VarBytes::MAX_LEN`] bytes, usable as a
