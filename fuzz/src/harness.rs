@@ -112,14 +112,7 @@ impl<K: KeyInt, M: ModelValue> Harness<K, M> {
 
     /// The `index % len`-th key of the model, if it has any.
     fn nth(&self, index: u16) -> Option<K> {
-        let len = self.model.len();
-        (len > 0).then(|| {
-            *self
-                .model
-                .keys()
-                .nth(usize::from(index) % len)
-                .expect("index below len")
-        })
+        crate::walk::nth_key(&self.model, index)
     }
 
     /// Applies one operation to the trees and the model.

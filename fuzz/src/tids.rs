@@ -311,14 +311,7 @@ pub fn check_tidstore(input: &TidInput) {
 impl TidHarness {
     /// The `index % len`-th block of the model.
     fn nth(&self, index: u16) -> Option<u32> {
-        let len = self.model.len();
-        (len > 0).then(|| {
-            *self
-                .model
-                .keys()
-                .nth(usize::from(index) % len)
-                .expect("index below len")
-        })
+        crate::walk::nth_key(&self.model, index)
     }
 
     fn apply(&mut self, op: &TidOp, bases: &Bases, at: &At<'_>) {

@@ -60,3 +60,15 @@ pub fn walk_exact<I: DoubleEndedIterator + ExactSizeIterator>(
     );
     items
 }
+
+/// The `index % len`-th key of `model`, if it has any: how operations name
+/// an existing key so that removes and lookups hit.
+pub fn nth_key<K: Copy, V>(model: &std::collections::BTreeMap<K, V>, index: u16) -> Option<K> {
+    let len = model.len();
+    (len > 0).then(|| {
+        *model
+            .keys()
+            .nth(usize::from(index) % len)
+            .expect("index below len")
+    })
+}

@@ -51,10 +51,10 @@ impl NodeKind for Node256 {
 
     #[inline(always)]
     unsafe fn find_child(node: NonNull<u8>, chunk: u8) -> Option<NodePtr> {
-        // SAFETY: caller's contract: an inner node256, whose absent
-        // children's slots are null (module docs), and `Option<NodePtr>`
-        // is a `NodePtr` with null as `None` (`NodePtr` is a transparent
-        // `NonNull`).
+        // An inner node256's absent children's slots are null (module
+        // docs), and `Option<NodePtr>` is a `NodePtr` with null as `None`
+        // (`NodePtr` is a transparent `NonNull`).
+        // SAFETY: caller's contract (a live inner node256); see above.
         unsafe { slot_ptr::<Option<NodePtr>>(node, Self::INDEX_END, chunk as usize).read() }
     }
 
