@@ -133,6 +133,9 @@ pub struct CaseResult {
     pub case: Case,
     /// Lookups per search (RT) or per lookup pass (TS: the index TIDs).
     pub lookups: u64,
+    /// TS: the shuffled pass's lookups when they are a sample, fewer than
+    /// the index TIDs.
+    pub shuffled_lookups: Option<u64>,
     /// TS: dead TIDs.
     pub dead: Option<u64>,
     /// TS: index TIDs.
@@ -224,7 +227,12 @@ impl CaseResult {
                     Order::ALL.into_iter().enumerate().map(|(i, order)| Record {
                         workload: workload.clone(),
                         impl_name: r.impl_name.to_string(),
-                        params: format!("{params},order={}", order.name()),
+                        params: match (order, self.shuffled_lookups) {
+                            (Order::Shuffled, Some(n)) => {
+                                format!("{params},order={},lookups={n}", order.name())
+                            }
+                            _ => format!("{params},order={}", order.name()),
+                        },
                         nkeys: None,
                         mem_bytes: r.mem_bytes,
                         load_ms: round_ms(r.load_ms),
@@ -323,11 +331,21 @@ impl CaseResult {
 
     fn ts_table(&self, out: &mut String, rows: &[TsRow]) {
         let project = rows.iter().find(|r| r.impl_name == "project");
+        let n = self.index.unwrap_or(0);
+        let shuffled_n = self.shuffled_lookups.unwrap_or(n);
         let _ = writeln!(
             out,
-            "{} dead TIDs in {} index TIDs.\n",
+            "{} dead TIDs in {} index TIDs{}.\n",
             group(self.dead.unwrap_or(0)),
-            group(self.index.unwrap_or(0))
+            group(n),
+            match self.shuffled_lookups {
+                Some(s) => format!(
+                    "; the shuffled pass looks up a random {} of them (the first of the shuffle; \
+                     `matched` gives the ordered then the shuffled count)",
+                    group(s)
+                ),
+                None => String::new(),
+            }
         );
         let _ = writeln!(
             out,
@@ -337,7 +355,6 @@ impl CaseResult {
             out,
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
-        let n = self.index.unwrap_or(0);
         for r in rows {
             let matched = if r.matched[0] == r.matched[1] {
                 group(r.matched[0])
@@ -356,7 +373,7 @@ impl CaseResult {
                 ns_per(r.lookup_ms[0], n),
                 ratio(r.lookup_ms[0], project.map(|p| p.lookup_ms[0])),
                 r.lookup_ms[1],
-                ns_per(r.lookup_ms[1], n),
+                ns_per(r.lookup_ms[1], shuffled_n),
                 ratio(r.lookup_ms[1], project.map(|p| p.lookup_ms[1])),
                 r.iterate_ms,
                 ratio(r.iterate_ms, project.map(|p| p.iterate_ms)),

@@ -51,9 +51,17 @@ pub const fn hash64(mut x: u64) -> u64 {
 /// `splitmix64` seeded 0. For `i in 0..n-1` it picks
 /// `j = i + (prng() % (n - i))` and swaps `a[i]` and `a[j]`.
 pub fn shuffle<T>(a: &mut [T]) {
+    shuffle_prefix(a, a.len());
+}
+
+/// The first `len` steps of [`shuffle`]: afterwards `a[..len]` holds exactly
+/// what a full shuffle puts there (Fisher–Yates from the front fixes
+/// `a[i]` at step `i`), a uniform random sample of `a` in random order,
+/// without paying for the rest of the permutation.
+pub fn shuffle_prefix<T>(a: &mut [T], len: usize) {
     let n = a.len();
     let mut rng = SplitMix64::new(0);
-    for i in 0..n.saturating_sub(1) {
+    for i in 0..len.min(n.saturating_sub(1)) {
         let j = i + (rng.next_u64() % (n - i) as u64) as usize;
         a.swap(i, j);
     }
@@ -118,5 +126,20 @@ mod tests {
         let mut a = [0, 1, 2];
         shuffle(&mut a);
         assert_eq!(a, expected);
+    }
+
+    #[test]
+    fn shuffle_prefix_is_the_full_shuffle_prefix() {
+        let full = {
+            let mut a: Vec<u32> = (0..1000).collect();
+            shuffle(&mut a);
+            a
+        };
+        for len in [0, 1, 7, 999, 1000, 5000] {
+            let mut a: Vec<u32> = (0..1000).collect();
+            shuffle_prefix(&mut a, len);
+            let len = len.min(1000);
+            assert_eq!(a[..len], full[..len], "prefix {len}");
+        }
     }
 }

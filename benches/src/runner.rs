@@ -41,6 +41,10 @@ pub struct RunOptions {
     pub impls: Option<Vec<String>>,
     /// Runs per structure; the report gives the median.
     pub repeat: usize,
+    /// TS workloads: look up at most this many index TIDs in the shuffled
+    /// pass, a uniform random sample (see [`TsData::prepare_sampled`]);
+    /// `None` for every index TID.
+    pub shuffled_sample: Option<u64>,
 }
 
 impl Default for RunOptions {
@@ -48,6 +52,7 @@ impl Default for RunOptions {
         Self {
             impls: None,
             repeat: 1,
+            shuffled_sample: None,
         }
     }
 }
@@ -117,6 +122,7 @@ fn run_rt(
     CaseResult {
         case: case.clone(),
         lookups: data.lookups(),
+        shuffled_lookups: None,
         dead: None,
         index: None,
         rows: Rows::Rt(rows),
@@ -130,7 +136,7 @@ fn run_ts(
     opts: &RunOptions,
     events: &mut dyn FnMut(Event<'_>),
 ) -> CaseResult {
-    let data = TsData::prepare(ts);
+    let data = TsData::prepare_sampled(ts, opts.shuffled_sample);
     let (runs, failures) = measure_all(
         case,
         &opts.select(&peers::TS_IMPLS),
@@ -143,6 +149,7 @@ fn run_ts(
     CaseResult {
         case: case.clone(),
         lookups: data.index(),
+        shuffled_lookups: data.is_sampled().then(|| data.lookups(Order::Shuffled)),
         dead: Some(data.dead()),
         index: Some(data.index()),
         rows: Rows::Ts(rows),
@@ -311,12 +318,13 @@ impl TsVisitor for MeasureTs<'_> {
 }
 
 fn check_ts(data: &TsData, row: &TsRow) -> Result<(), String> {
-    let dead = data.dead();
     for (i, order) in Order::ALL.into_iter().enumerate() {
-        if row.matched[i] != dead {
+        let expected = data.expected_matched(order);
+        if row.matched[i] != expected {
             return Err(format!(
-                "{} matched in {} lookups, expected {dead} (the dead count)",
+                "{} matched in {} {} lookups, expected {expected} (the dead TIDs among them)",
                 row.matched[i],
+                data.lookups(order),
                 order.name()
             ));
         }
@@ -381,6 +389,7 @@ mod tests {
         let opts = RunOptions {
             impls: Some(vec!["project".into(), "hashset".into(), "btreemap".into()]),
             repeat: 3,
+            ..RunOptions::default()
         };
         let case = tiny("TS-2");
         assert_eq!(opts.steps(&case), 6);
@@ -400,8 +409,32 @@ mod tests {
         assert_eq!(result.records().len(), 4);
         let bad = RunOptions {
             impls: Some(vec!["nope".into()]),
-            repeat: 1,
+            ..RunOptions::default()
         };
         assert_eq!(bad.unknown_impls(), ["nope"]);
+    }
+
+    #[test]
+    fn a_sampled_shuffled_pass_is_checked_against_its_own_dead_count() {
+        let case = tiny("TS-8");
+        let opts = RunOptions {
+            impls: Some(vec!["project".into(), "array".into()]),
+            shuffled_sample: Some(1234),
+            ..RunOptions::default()
+        };
+        let result = run_case(&case, &opts, &mut |_| {});
+        assert!(result.failures.is_empty(), "{:?}", result.failures);
+        assert_eq!(result.shuffled_lookups, Some(1234));
+        let Rows::Ts(rows) = &result.rows else {
+            unreachable!()
+        };
+        let dead = result.dead.unwrap();
+        for row in rows {
+            assert_eq!(row.matched[0], dead);
+            assert!(row.matched[1] > 0 && row.matched[1] < 1234);
+        }
+        let shuffled = &result.records()[1];
+        assert!(shuffled.params.ends_with(",order=shuffled,lookups=1234"));
+        assert!(result.markdown().contains("a random 1,234 of them"));
     }
 }

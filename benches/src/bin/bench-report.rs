@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! cargo run --release -p benches --bin bench-report -- [WORKLOAD...] \
-//!     [--size default|large] [--json] [--repeat N] [--impls a,b,...] [--random-block]
+//!     [--size default|large] [--json] [--repeat N] [--impls a,b,...] \
+//!     [--shuffled-lookups N|all] [--random-block]
 //! ```
 //!
 //! Exits with status 1 when any structure gave a wrong count, 2 on a
@@ -51,6 +52,14 @@ struct Args {
     /// Only these structures (comma-separated `impl` names).
     #[arg(long, value_delimiter = ',')]
     impls: Option<Vec<String>>,
+    /// TS workloads: how many index TIDs the shuffled pass looks up, a
+    /// uniform random sample (the first N of WORKLOADS.md's shuffle), or
+    /// `all`. A shuffled lookup costs the same on a sample as on the whole
+    /// index, and the full passes of the slow peers over TS-3 to TS-S's
+    /// 100-200 M index TIDs take over half an hour together. The ordered
+    /// pass always looks up every index TID.
+    #[arg(long, default_value = "20000000", value_parser = parse_sample)]
+    shuffled_lookups: Sample,
     /// RT-1/RT-2's random_block variant.
     #[arg(long)]
     random_block: bool,
@@ -91,6 +100,7 @@ fn main() -> ExitCode {
     let opts = RunOptions {
         impls: args.impls.clone(),
         repeat: args.repeat as usize,
+        shuffled_sample: args.shuffled_lookups.0,
     };
     let unknown = opts.unknown_impls();
     if !unknown.is_empty() {
@@ -107,7 +117,7 @@ fn main() -> ExitCode {
     if !args.json {
         let _ = writeln!(
             out,
-            "# bench-report: size {:?}{}, {} run(s) per structure{}\n\n\
+            "# bench-report: size {:?}{}, {} run(s) per structure{}, shuffled TS lookups: {}\n\n\
              Times in ms (median of runs); memory in decimal MB (kB below 1 MB); \"vs project\" is the \
              structure's figure divided by the project's.\n",
             args.size,
@@ -118,6 +128,10 @@ fn main() -> ExitCode {
             },
             args.repeat,
             if args.repeat > 1 { ", medians" } else { "" },
+            match args.shuffled_lookups.0 {
+                Some(n) => format!("a random sample of at most {n} per workload"),
+                None => "every index TID".to_string(),
+            },
         );
     }
 
@@ -153,6 +167,21 @@ fn main() -> ExitCode {
         }
         eprintln!("{} structure(s) gave wrong answers", failures.len());
         ExitCode::from(1)
+    }
+}
+
+/// `--shuffled-lookups`: a count, or `None` for every index TID.
+#[derive(Debug, Clone, Copy)]
+struct Sample(Option<u64>);
+
+fn parse_sample(text: &str) -> Result<Sample, String> {
+    if text.eq_ignore_ascii_case("all") {
+        return Ok(Sample(None));
+    }
+    match text.replace('_', "").parse::<u64>() {
+        Ok(0) => Err("must be at least 1 (or `all`)".to_string()),
+        Ok(n) => Ok(Sample(Some(n))),
+        Err(_) => Err(format!("`{text}` is neither a count nor `all`")),
     }
 }
 
