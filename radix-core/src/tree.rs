@@ -264,7 +264,11 @@ impl<C: Config> RawTree<C> {
             // nodes: the levels above are few and stay cached, and there
             // the prefetch instructions would be pure cost.
             dispatch!(node.kind(), K => K::prefetch_slots::<SlotOf<C>>(node.addr()));
-            find_slot::<SlotOf<C>>(node, key.chunk(0))
+            if LayoutOf::<C>::NONNULL_SLOT {
+                dispatch!(node.kind(), K => K::find_nonnull::<SlotOf<C>>(node.addr(), key.chunk(0)))
+            } else {
+                find_slot::<SlotOf<C>>(node, key.chunk(0))
+            }
         }
     }
 
@@ -490,11 +494,23 @@ impl<C: Config> RawTree<C> {
         let kind = C::SIZE_CLASSES.kind(class);
         let raw = mem.alloc_node(Pools::<C>::at(class, shift));
         // SAFETY: a fresh allocation of this class's size for this level;
-        // an inner node's slots are child pointers.
+        // an inner node's slots are child pointers, a last-level node's
+        // are the layout's.
         unsafe {
             dispatch!(kind, K => K::init(raw, class));
-            if kind == Kind::N256 && shift > 0 {
-                Node256::clear_child_slots(raw);
+            if kind == Kind::N256 {
+                if shift > 0 {
+                    Node256::clear_slots::<NodePtr>(raw);
+                } else if LayoutOf::<C>::NONNULL_SLOT {
+                    const {
+                        assert!(
+                            !LayoutOf::<C>::NONNULL_SLOT
+                                || size_of::<SlotOf<C>>() == size_of::<*const u8>(),
+                            "a NONNULL_SLOT layout's slot must be one pointer word"
+                        )
+                    };
+                    Node256::clear_slots::<SlotOf<C>>(raw);
+                }
             }
         }
         NodePtr::new(raw, kind)

@@ -8,7 +8,7 @@
 use crate::config::{Config, Pools};
 use crate::key::Key;
 use crate::mem::Memory;
-use crate::node::{self, Kind, Node256, Node48, MAX_CLASSES};
+use crate::node::{self, Kind, Node16, Node256, Node4, Node48, MAX_CLASSES};
 use crate::ptr::NodePtr;
 use crate::tree::{entry_at, walk_nodes, LayoutOf, RawTree, SlotOf};
 use crate::value::ValueLayout;
@@ -22,7 +22,9 @@ impl<C: Config> RawTree<C> {
     /// class capacity and above the class's shrink threshold; chunks walk in
     /// strictly ascending order and their number equals the count; node48's
     /// map and `isset` bits agree, node256's bitmap agrees with its count
-    /// and, in inner nodes, with its null slots; every value slot is encoded
+    /// and, in inner nodes and leaves of layouts with
+    /// [`NONNULL_SLOT`](ValueLayout::NONNULL_SLOT), with its null slots;
+    /// node4 and node16 pad their chunk arrays with the last chunk; every value slot is encoded
     /// as its layout says (varlen: a leaf only for a value too large to embed);
     /// the height is the smallest that holds the largest key; `len()` equals
     /// the number of values reached; and the memory back end's live nodes
@@ -131,10 +133,13 @@ unsafe fn check_node<C: Config>(node: NodePtr, shift: u32) -> Result<usize, Stri
             Kind::N256 => {
                 Node256::check(addr)?;
                 if shift > 0 {
-                    Node256::check_child_slots(addr)?;
+                    Node256::check_null_slots::<NodePtr>(addr)?;
+                } else if LayoutOf::<C>::NONNULL_SLOT {
+                    Node256::check_null_slots::<SlotOf<C>>(addr)?;
                 }
             }
-            Kind::N4 | Kind::N16 => {}
+            Kind::N4 => Node4::check(addr)?,
+            Kind::N16 => Node16::check(addr)?,
         }
         let mut seen = 0;
         let mut last: Option<u8> = None;

@@ -22,7 +22,7 @@ impl DeadTidSet for DeadItemsArray {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn is_member(&self, tid: Tid) -> bool {
         DeadItemsArray::is_member(self, tid)
     }

@@ -25,7 +25,7 @@ impl RtMap for BlartMap {
         self.0.insert(key, value);
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&self, key: u64) -> Option<u64> {
         self.0.get(&key).copied()
     }

@@ -23,7 +23,7 @@ impl RtMap for BTreeMapPeer {
         self.0.insert(key, value);
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&self, key: u64) -> Option<u64> {
         self.0.get(&key).copied()
     }
@@ -52,7 +52,7 @@ impl DeadTidSet for BTreeSetPeer {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn is_member(&self, tid: Tid) -> bool {
         self.0.contains(&tid_to_u64(tid))
     }

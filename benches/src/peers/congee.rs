@@ -51,7 +51,7 @@ impl RtMap for CongeeMap {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&self, key: u64) -> Option<u64> {
         self.tree
             .get(&(key as usize), &self.guard)

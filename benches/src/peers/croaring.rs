@@ -48,7 +48,7 @@ impl DeadTidSet for CroaringSet {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn is_member(&self, tid: Tid) -> bool {
         self.0.contains(tid_to_u64(tid))
     }

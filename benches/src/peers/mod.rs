@@ -38,6 +38,11 @@ pub trait RtMap {
     fn seal(&mut self) {}
 
     /// The value of `key`.
+    ///
+    /// Every adapter marks this `#[inline(always)]`, so the measured loop
+    /// inlines the structure's own lookup as far as its crate allows: the
+    /// harness never decides for one structure and not another whether a
+    /// lookup is a call.
     fn get(&self, key: u64) -> Option<u64>;
 
     /// Removes `key`; whether it was present.
@@ -71,7 +76,8 @@ pub trait DeadTidSet {
     /// with no per-block call insert one TID at a time.
     fn set_block_offsets(&mut self, block: u32, offsets: &[u16]);
 
-    /// Whether `tid` is in the set.
+    /// Whether `tid` is in the set. Every adapter marks this
+    /// `#[inline(always)]`, as [`RtMap::get`].
     fn is_member(&self, tid: Tid) -> bool;
 
     /// Walks the set in block order, giving each block's offsets,

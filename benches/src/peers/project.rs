@@ -29,7 +29,7 @@ impl RtMap for ProjectMap {
         self.0.insert(key, value);
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&self, key: u64) -> Option<u64> {
         self.0.get(key).copied()
     }
@@ -66,7 +66,7 @@ impl DeadTidSet for ProjectStore {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn is_member(&self, tid: Tid) -> bool {
         self.0.is_member(tid)
     }

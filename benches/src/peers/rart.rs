@@ -20,7 +20,7 @@ impl RtMap for RartMap {
         self.0.insert(key, value);
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&self, key: u64) -> Option<u64> {
         self.0.get_bytes(&key.to_be_bytes()).copied()
     }

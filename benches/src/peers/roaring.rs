@@ -23,7 +23,7 @@ impl DeadTidSet for RoaringSet {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn is_member(&self, tid: Tid) -> bool {
         self.0.contains(tid_to_u64(tid))
     }

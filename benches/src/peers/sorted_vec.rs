@@ -67,7 +67,7 @@ impl RtMap for SortedVecMap {
         self.sorted = true;
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&self, key: u64) -> Option<u64> {
         self.search(key).ok().map(|i| self.entries[i].1)
     }

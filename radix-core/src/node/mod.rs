@@ -216,6 +216,22 @@ pub(crate) trait NodeKind {
         let _ = node;
     }
 
+    /// The slot for `chunk`, if present, in a node whose slots are
+    /// pointer-sized words that node256 keeps null when absent (inner
+    /// nodes, and leaves of
+    /// [`NONNULL_SLOT`](crate::value::ValueLayout::NONNULL_SLOT) layouts).
+    /// Node256 overrides it to read the slot alone, skipping its bitmap;
+    /// the other kinds search as [`find`](Self::find) does.
+    ///
+    /// # Safety
+    ///
+    /// As [`find`](Self::find); also the slots are as described.
+    #[inline(always)]
+    unsafe fn find_nonnull<S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>> {
+        // SAFETY: forwarded contract.
+        unsafe { Self::find::<S>(node, chunk) }
+    }
+
     /// The child for `chunk` of an inner node, if present: the hot step of
     /// every lookup. Node256 overrides it to skip its bitmap.
     ///

@@ -1,6 +1,6 @@
 //! node16: up to 32 children behind a sorted chunk array of 32 bytes,
-//! searched by comparing the whole array against the key chunk with SIMD
-//! ([`crate::simd`]) and masking the result by the count. The array is 32
+//! searched by comparing the whole padded array against the key chunk with
+//! SIMD ([`crate::simd`]). The array is 32
 //! bytes whatever the class, so every node16 class has the same layout and
 //! one search serves them all.
 
@@ -19,11 +19,11 @@ impl ChunkSearch for Node16 {
     const CHUNKS: usize = simd::GROUP_BYTES;
 
     #[inline(always)]
-    fn find(chunks: NonNull<u8>, count: usize, chunk: u8) -> Option<usize> {
+    fn find(chunks: NonNull<u8>, chunk: u8) -> Option<usize> {
         // SAFETY: a node16's 32-byte chunk array is always initialised and
         // suitably aligned for a byte array.
         let group = unsafe { chunks.cast::<[u8; simd::GROUP_BYTES]>().as_ref() };
-        simd::find(group, count, chunk)
+        simd::find(group, chunk)
     }
 
     #[inline(always)]

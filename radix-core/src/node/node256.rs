@@ -4,9 +4,12 @@
 //!
 //! In an inner node256 the slots of absent children are also null, so a
 //! lookup reads the slot alone and needs no bitmap: one load, one cache
-//! line, instead of two (PostgreSQL reads the bitmap first). New inner
-//! node256s have their slots cleared ([`Node256::clear_child_slots`]) and
-//! `remove` clears the slot it empties; `verify` checks the agreement.
+//! line, instead of two (PostgreSQL reads the bitmap first). The same holds
+//! for last-level node256s whose value layout never stores a null word
+//! ([`ValueLayout::NONNULL_SLOT`](crate::value::ValueLayout::NONNULL_SLOT):
+//! leaves, and varlen values such as the TID store's entries). Such nodes
+//! have their slots cleared when created ([`Node256::clear_slots`]),
+//! `remove` clears the slot it empties, and `verify` checks the agreement.
 
 use core::ptr::NonNull;
 
@@ -46,6 +49,16 @@ impl NodeKind for Node256 {
             } else {
                 Some(slot_ptr(node, Self::INDEX_END, chunk))
             }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn find_nonnull<S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>> {
+        // SAFETY: caller's contract: 256 slots exist, each an initialised
+        // pointer-sized word that is null exactly when its chunk is absent.
+        unsafe {
+            let slot = slot_ptr::<S>(node, Self::INDEX_END, chunk as usize);
+            (!slot.cast::<*const u8>().read().is_null()).then_some(slot)
         }
     }
 
@@ -137,34 +150,36 @@ impl NodeKind for Node256 {
 }
 
 impl Node256 {
-    /// Nulls every child slot of a fresh inner node256.
+    /// Nulls every slot of a fresh node256 whose slots are `S`.
     ///
     /// # Safety
     ///
-    /// `node` is a fresh node256 allocation for child pointers.
+    /// `node` is a fresh node256 allocation for slots of type `S`.
     #[inline]
-    pub(crate) unsafe fn clear_child_slots(node: NonNull<u8>) {
+    pub(crate) unsafe fn clear_slots<S>(node: NonNull<u8>) {
         // SAFETY: caller's contract; 256 slots exist.
-        unsafe { slot_ptr::<NodePtr>(node, Self::INDEX_END, 0).write_bytes(0, 256) }
+        unsafe { slot_ptr::<S>(node, Self::INDEX_END, 0).write_bytes(0, 256) }
     }
 
-    /// Whether the null slots of inner node256 `node` are exactly its
-    /// absent children; for invariant checks.
+    /// Whether the null slots of `node` are exactly its absent chunks; for
+    /// invariant checks.
     ///
     /// # Safety
     ///
-    /// `node` is a live inner node256.
-    pub(crate) unsafe fn check_child_slots(node: NonNull<u8>) -> Result<(), &'static str> {
+    /// `node` is a live node256 whose pointer-sized slots `S` were cleared
+    /// at creation (an inner node, or a leaf of a
+    /// [`NONNULL_SLOT`](crate::value::ValueLayout::NONNULL_SLOT) layout).
+    pub(crate) unsafe fn check_null_slots<S>(node: NonNull<u8>) -> Result<(), &'static str> {
         for chunk in 0..=255u8 {
             // SAFETY: caller's contract.
-            let (present, child) = unsafe {
+            let (present, nonnull) = unsafe {
                 (
-                    Self::find::<NodePtr>(node, chunk).is_some(),
-                    Self::find_child(node, chunk),
+                    Self::find::<S>(node, chunk).is_some(),
+                    Self::find_nonnull::<S>(node, chunk).is_some(),
                 )
             };
-            if present != child.is_some() {
-                return Err("inner node256 slot and bitmap disagree");
+            if present != nonnull {
+                return Err("node256 null slots and bitmap disagree");
             }
         }
         Ok(())

@@ -3,8 +3,14 @@
 //! Both kinds keep their chunks in a sorted byte array, with the slot for
 //! `chunks[i]` at slot `i`. They differ only in the array's length and in
 //! how they search it, which each kind supplies through [`ChunkSearch`].
-//! The whole chunk array is kept initialised (zeroes past `count`) so that a
-//! SIMD search may read all of it and mask the result by `count`.
+//!
+//! The whole chunk array is kept initialised and *padded*: every byte past
+//! `count` repeats the last chunk. A search may then compare the whole array
+//! (four bytes at once for node4, two vectors for node16) and take the
+//! lowest match without reading the count: a repeat of the last chunk can
+//! only match after the last chunk itself has. Appends and removals rewrite
+//! the padding; `verify` checks it. (A node with no chunks is never
+//! searched: the tree frees a node as soon as it is empty.)
 
 use core::ptr::NonNull;
 
@@ -23,10 +29,10 @@ pub(crate) trait ChunkSearch {
     const PREFETCH_SLOTS: bool;
     /// Length of the chunk array.
     const CHUNKS: usize;
-    /// Index of `chunk` among the first `count` chunks.
-    fn find(chunks: NonNull<u8>, count: usize, chunk: u8) -> Option<usize>;
-    /// Index of the first of the first `count` chunks that is `>= chunk`
-    /// (`count` when there is none).
+    /// Index of `chunk` in the padded array of a non-empty node.
+    fn find(chunks: NonNull<u8>, chunk: u8) -> Option<usize>;
+    /// Index of the first of the `count` chunks of a padded array that is
+    /// `>= chunk` (`count` when there is none).
     fn lower_bound(chunks: NonNull<u8>, count: usize, chunk: u8) -> usize;
 }
 
@@ -58,9 +64,11 @@ pub(crate) unsafe fn init<K: ChunkSearch>(node: NonNull<u8>, class: usize) {
 /// `node` is a live sorted node of kind `K` with slots `S`.
 #[inline(always)]
 pub(crate) unsafe fn find<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>> {
-    // SAFETY: caller's contract; `i < count <= capacity`.
+    // SAFETY: caller's contract; a live node is not empty, so a match in
+    // its padded array is at `i < count <= capacity`.
     unsafe {
-        let i = K::find(chunks(node), count(node), chunk)?;
+        debug_assert!(count(node) > 0, "search of an empty node");
+        let i = K::find(chunks(node), chunk)?;
         Some(slot_ptr(node, index_end::<K>(), i))
     }
 }
@@ -99,11 +107,16 @@ pub(crate) unsafe fn insert<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8, val
             K::lower_bound(chunks, n, chunk)
         };
         if pos < n {
+            // The old last chunk moves to `n`, where the padding already
+            // repeats it.
             chunks.add(pos).copy_to(chunks.add(pos + 1), n - pos);
             let first = slot_ptr::<S>(node, index_end::<K>(), pos);
             first.copy_to(first.add(1), n - pos);
+            chunks.add(pos).write(chunk);
+        } else {
+            // A new last chunk: it is also the new padding.
+            chunks.add(n).write_bytes(chunk, K::CHUNKS - n);
         }
-        chunks.add(pos).write(chunk);
         slot_ptr::<S>(node, index_end::<K>(), pos).write(value);
         (*header(node).as_ptr()).count = (n + 1) as u16;
     }
@@ -118,11 +131,14 @@ pub(crate) unsafe fn remove<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8) -> 
     unsafe {
         let n = count(node);
         let chunks = chunks(node);
-        let pos = K::find(chunks, n, chunk).expect("removed chunk is present");
+        let pos = K::find(chunks, chunk).expect("removed chunk is present");
         let slot = slot_ptr::<S>(node, index_end::<K>(), pos);
         let value = slot.read();
         chunks.add(pos + 1).copy_to(chunks.add(pos), n - pos - 1);
-        chunks.add(n - 1).write(0);
+        // Pad from the new count with the new last chunk (any byte when the
+        // node is now empty: it is freed without another search).
+        let last = if n > 1 { chunks.add(n - 2).read() } else { 0 };
+        chunks.add(n - 1).write_bytes(last, K::CHUNKS - (n - 1));
         slot.add(1).copy_to(slot, n - pos - 1);
         (*header(node).as_ptr()).count = (n - 1) as u16;
         value
@@ -176,10 +192,41 @@ pub(crate) unsafe fn entry_before<K: ChunkSearch, S>(
     }
 }
 
+/// Whether the bytes past the count repeat the last chunk; for invariant
+/// checks.
+///
+/// # Safety
+///
+/// `node` is a live, non-empty sorted node of kind `K`.
+pub(crate) unsafe fn check_padding<K: ChunkSearch>(node: NonNull<u8>) -> Result<(), &'static str> {
+    // SAFETY: caller's contract; the whole array is initialised.
+    unsafe {
+        let n = count(node);
+        let chunks = chunks(node);
+        let last = chunks.add(n - 1).read();
+        if (n..K::CHUNKS).any(|i| chunks.add(i).read() != last) {
+            return Err("chunk array padding does not repeat the last chunk");
+        }
+    }
+    Ok(())
+}
+
 /// Implements [`NodeKind`](super::NodeKind) for a sorted kind by
 /// forwarding to this module.
 macro_rules! sorted_node_kind {
     ($ty:ty) => {
+        impl $ty {
+            /// Checks the chunk array's padding; for invariant checks.
+            ///
+            /// # Safety
+            ///
+            /// `node` is a live, non-empty node of this kind.
+            pub(crate) unsafe fn check(node: NonNull<u8>) -> Result<(), &'static str> {
+                // SAFETY: forwarded contract.
+                unsafe { $crate::node::sorted::check_padding::<$ty>(node) }
+            }
+        }
+
         impl $crate::node::NodeKind for $ty {
             const INDEX_END: usize = $crate::node::sorted::index_end::<$ty>();
 

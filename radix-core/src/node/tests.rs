@@ -28,26 +28,88 @@ impl Drop for Scratch {
     }
 }
 
-fn exercise<K: NodeKind>(capacity: usize, chunks: &[u8]) {
+/// What a kind adds to [`exercise`]: set-up after `init` and its
+/// invariant check, run after every change that leaves the node non-empty.
+struct Hooks {
+    after_init: unsafe fn(NonNull<u8>),
+    check: unsafe fn(NonNull<u8>) -> Result<(), &'static str>,
+}
+
+impl Hooks {
+    const N4: Hooks = Hooks {
+        after_init: |_| {},
+        check: Node4::check,
+    };
+    const N16: Hooks = Hooks {
+        after_init: |_| {},
+        check: Node16::check,
+    };
+    const N48: Hooks = Hooks {
+        after_init: |_| {},
+        check: Node48::check,
+    };
+    /// Slots cleared as the tree does for inner nodes and non-null layouts,
+    /// so the one-load lookup is exercised too.
+    const N256: Hooks = Hooks {
+        after_init: Node256::clear_slots::<u64>,
+        check: |node| {
+            // SAFETY: as for every hook: a live, non-empty node of the kind.
+            unsafe {
+                Node256::check(node)?;
+                Node256::check_null_slots::<u64>(node)
+            }
+        },
+    };
+}
+
+/// Finds `c` in `node`, which may be empty (the tree never searches an
+/// empty node).
+///
+/// # Safety
+///
+/// `node` is a live node of kind `K` with `u64` slots.
+unsafe fn find_any<K: NodeKind>(node: NonNull<u8>, c: u8) -> Option<u64> {
+    // SAFETY: caller's contract.
+    unsafe {
+        if count(node) == 0 {
+            return None;
+        }
+        let slot = K::find::<u64>(node, c);
+        assert_eq!(slot, K::find_nonnull::<u64>(node, c), "find_nonnull {c}");
+        slot.map(|s| s.read())
+    }
+}
+
+fn exercise<K: NodeKind>(capacity: usize, chunks: &[u8], hooks: &Hooks) {
     let scratch = Scratch::new();
     let node = scratch.ptr;
     // SAFETY: the scratch allocation is large enough for any kind.
     unsafe {
         K::init(node, 0);
+        (hooks.after_init)(node);
+        let check = || {
+            if count(node) > 0 {
+                (hooks.check)(node).unwrap();
+            }
+        };
         for (i, &c) in chunks.iter().take(capacity).enumerate() {
-            assert!(K::find::<u64>(node, c).is_none());
-            K::insert::<u64>(node, c, c as u64 * 3);
+            assert!(find_any::<K>(node, c).is_none());
+            K::insert::<u64>(node, c, c as u64 * 3 + 1);
             assert_eq!(count(node), i + 1);
+            check();
         }
         let inserted: Vec<u8> = chunks.iter().take(capacity).copied().collect();
         for &c in &inserted {
-            assert_eq!(K::find::<u64>(node, c).unwrap().read(), c as u64 * 3);
+            assert_eq!(find_any::<K>(node, c), Some(c as u64 * 3 + 1));
+        }
+        for c in 0..=255u8 {
+            assert_eq!(find_any::<K>(node, c).is_some(), inserted.contains(&c));
         }
         // The walk is ascending and complete.
         let mut walked = Vec::new();
         let mut pos = 0;
         while let Some(e) = K::entry_at::<u64>(node, pos) {
-            assert_eq!(e.slot.read(), e.chunk as u64 * 3);
+            assert_eq!(e.slot.read(), e.chunk as u64 * 3 + 1);
             walked.push(e.chunk);
             pos = e.next;
         }
@@ -73,15 +135,21 @@ fn exercise<K: NodeKind>(capacity: usize, chunks: &[u8]) {
         // bug looped forever here).
         for round in 0..3 {
             for &c in &inserted {
-                assert_eq!(K::remove::<u64>(node, c), c as u64 * 3);
-                assert!(K::find::<u64>(node, c).is_none(), "round {round}");
-                K::insert::<u64>(node, c, c as u64 * 3);
+                assert_eq!(K::remove::<u64>(node, c), c as u64 * 3 + 1);
+                check();
+                assert!(find_any::<K>(node, c).is_none(), "round {round}");
+                K::insert::<u64>(node, c, c as u64 * 3 + 1);
                 assert_eq!(count(node), inserted.len());
+                check();
             }
         }
         for (i, &c) in inserted.iter().enumerate() {
             K::remove::<u64>(node, c);
             assert_eq!(count(node), inserted.len() - i - 1);
+            check();
+            for &gone in &inserted[..=i] {
+                assert!(find_any::<K>(node, gone).is_none());
+            }
         }
         assert!(K::entry_at::<u64>(node, 0).is_none());
     }
@@ -100,7 +168,7 @@ fn orders(n: usize) -> Vec<Vec<u8>> {
 fn node4_every_boundary() {
     for cap in 1..=4 {
         for order in orders(cap) {
-            exercise::<Node4>(cap, &order);
+            exercise::<Node4>(cap, &order, &Hooks::N4);
         }
     }
 }
@@ -109,7 +177,7 @@ fn node4_every_boundary() {
 fn node16_every_boundary() {
     for cap in [5, 15, 16, 17, 31, 32] {
         for order in orders(cap) {
-            exercise::<Node16>(cap, &order);
+            exercise::<Node16>(cap, &order, &Hooks::N16);
         }
     }
 }
@@ -118,7 +186,7 @@ fn node16_every_boundary() {
 fn node48_every_boundary() {
     for cap in [33, 47, 48, 63, 64] {
         for order in orders(cap) {
-            exercise::<Node48>(cap, &order);
+            exercise::<Node48>(cap, &order, &Hooks::N48);
         }
     }
 }
@@ -126,10 +194,10 @@ fn node48_every_boundary() {
 #[test]
 fn node256_every_boundary() {
     let all: Vec<u8> = (0..=255).collect();
-    exercise::<Node256>(256, &all);
+    exercise::<Node256>(256, &all, &Hooks::N256);
     let rev: Vec<u8> = (0..=255).rev().collect();
-    exercise::<Node256>(256, &rev);
-    exercise::<Node256>(100, &orders(100)[2]);
+    exercise::<Node256>(256, &rev, &Hooks::N256);
+    exercise::<Node256>(100, &orders(100)[2], &Hooks::N256);
 }
 
 #[test]

@@ -2,9 +2,13 @@
 //!
 //! A node16 keeps up to 32 chunks sorted in a 32-byte array. Following
 //! PostgreSQL's measurements, the search compares the *whole* array against
-//! the broadcast key with two 16-byte vector loads and masks the result by
-//! the count, instead of looping below the count: no branch depends on the
-//! count, and the loads are the same for every class.
+//! the broadcast key with two 16-byte vector loads instead of looping below
+//! the count: no branch depends on the count, and the loads are the same for
+//! every class. PostgreSQL then masks the result by the count; here the
+//! array is *padded* instead: the bytes past the count repeat the last
+//! chunk. A repeat can match only where the last chunk itself matches, and
+//! the last chunk comes first, so the lowest set bit of the unmasked
+//! result is already the answer, and a lookup never reads the count.
 //!
 //! - `sse2` on x86-64 (SSE2 is part of the baseline there), and on 32-bit
 //!   x86 when SSE2 is enabled;
@@ -52,14 +56,6 @@ use neon as imp;
 )))]
 use generic as imp;
 
-/// The bits of a 32-bit lane mask that belong to the first `count` chunks.
-#[inline(always)]
-pub(crate) fn count_mask(count: usize) -> u32 {
-    debug_assert!(count <= GROUP_BYTES);
-    // `count` is at most 32; shifting in u64 avoids the overflow at 32.
-    ((1u64 << count) - 1) as u32
-}
-
 /// Asks the CPU to start loading the cache line holding `addr`. A hint: it
 /// never faults and reads nothing, so `addr` may lie outside any allocation
 /// (compute it with `wrapping_add`).
@@ -83,18 +79,18 @@ pub(crate) fn prefetch(addr: *const u8) {
     let _ = addr;
 }
 
-/// Index of `key` among the first `count` chunks, if present.
+/// Index of `key` in a padded chunk array (module docs), if present.
 #[inline(always)]
-pub fn find(chunks: &[u8; GROUP_BYTES], count: usize, key: u8) -> Option<usize> {
-    let hits = imp::eq_mask(chunks, key) & count_mask(count);
+pub fn find(chunks: &[u8; GROUP_BYTES], key: u8) -> Option<usize> {
+    let hits = imp::eq_mask(chunks, key);
     (hits != 0).then(|| hits.trailing_zeros() as usize)
 }
 
-/// Index of the first of the first `count` chunks that is `>= key`, or
-/// `count` if none is. The chunks must be sorted ascending.
+/// Index of the first chunk `>= key` in a padded chunk array of `count`
+/// sorted chunks (module docs), or `count` if none is.
 #[inline(always)]
 pub fn lower_bound(chunks: &[u8; GROUP_BYTES], count: usize, key: u8) -> usize {
-    let ge = imp::ge_mask(chunks, key) & count_mask(count);
+    let ge = imp::ge_mask(chunks, key);
     if ge == 0 {
         count
     } else {
@@ -107,16 +103,16 @@ mod tests {
     use super::*;
     use quickcheck::quickcheck;
 
-    fn sorted_group(mut raw: Vec<u8>) -> ([u8; GROUP_BYTES], usize) {
+    /// A padded group of the distinct values of `raw` (at least one).
+    fn sorted_group(mut raw: Vec<u8>, first: u8) -> ([u8; GROUP_BYTES], usize) {
+        raw.push(first);
         raw.sort_unstable();
         raw.dedup();
         raw.truncate(GROUP_BYTES);
         let mut group = [0u8; GROUP_BYTES];
         group[..raw.len()].copy_from_slice(&raw);
-        // Garbage past the count must not matter.
-        for (i, b) in group.iter_mut().enumerate().skip(raw.len()) {
-            *b = (i as u8).wrapping_mul(37);
-        }
+        let last = raw[raw.len() - 1];
+        group[raw.len()..].fill(last);
         (group, raw.len())
     }
 
@@ -129,42 +125,47 @@ mod tests {
     }
 
     quickcheck! {
-        fn selected_matches_reference(raw: Vec<u8>, key: u8) -> bool {
-            let (g, n) = sorted_group(raw);
-            find(&g, n, key) == reference_find(&g, n, key)
+        fn selected_matches_reference(raw: Vec<u8>, first: u8, key: u8) -> bool {
+            let (g, n) = sorted_group(raw, first);
+            find(&g, key) == reference_find(&g, n, key)
                 && lower_bound(&g, n, key) == reference_lower_bound(&g, n, key)
         }
 
-        fn generic_matches_reference(raw: Vec<u8>, key: u8) -> bool {
-            let (g, n) = sorted_group(raw);
-            let eq = generic::eq_mask(&g, key) & count_mask(n);
-            let ge = generic::ge_mask(&g, key) & count_mask(n);
-            let eq_idx = (eq != 0).then(|| eq.trailing_zeros() as usize);
-            let ge_idx = if ge == 0 { n } else { ge.trailing_zeros() as usize };
-            eq_idx == reference_find(&g, n, key) && ge_idx == reference_lower_bound(&g, n, key)
+        fn vector_masks_equal_generic_masks(raw: Vec<u8>, first: u8, key: u8) -> bool {
+            let (g, _) = sorted_group(raw, first);
+            imp::eq_mask(&g, key) == generic::eq_mask(&g, key)
+                && imp::ge_mask(&g, key) == generic::ge_mask(&g, key)
         }
     }
 
-    /// Every SIMD path against the scalar one, on every key and every
-    /// count, including chunks with the high bit set (the signedness trap).
+    /// Every SIMD path against the scalar one and the padded search
+    /// against the reference, on every key and every count, including
+    /// chunks with the high bit set (the signedness trap).
     #[test]
-    fn simd_masks_equal_generic_masks() {
-        let mut g = [0u8; GROUP_BYTES];
-        for (i, b) in g.iter_mut().enumerate() {
-            *b = (i as u8) * 8 + 1; // 1, 9, ..., 249: spans both signs
-        }
-        // Under Miri, every key but a sample of counts around the halves.
+    fn padded_search_on_every_count_and_key() {
+        let full: Vec<u8> = (0..GROUP_BYTES as u8).map(|i| i * 8 + 1).collect(); // 1..=249
+                                                                                 // Under Miri, every key but a sample of counts around the halves.
         let counts: Vec<usize> = if cfg!(miri) {
-            vec![0, 1, 15, 16, 17, 31, 32]
+            vec![1, 15, 16, 17, 31, 32]
         } else {
-            (0..=GROUP_BYTES).collect()
+            (1..=GROUP_BYTES).collect()
         };
-        for key in 0..=255u8 {
-            assert_eq!(imp::eq_mask(&g, key), generic::eq_mask(&g, key), "eq {key}");
-            assert_eq!(imp::ge_mask(&g, key), generic::ge_mask(&g, key), "ge {key}");
-            for &n in &counts {
-                assert_eq!(find(&g, n, key), reference_find(&g, n, key));
-                assert_eq!(lower_bound(&g, n, key), reference_lower_bound(&g, n, key));
+        for &n in &counts {
+            let (g, len) = sorted_group(full[..n].to_vec(), full[0]);
+            assert_eq!(len, n);
+            for key in 0..=255u8 {
+                assert_eq!(imp::eq_mask(&g, key), generic::eq_mask(&g, key), "eq {key}");
+                assert_eq!(imp::ge_mask(&g, key), generic::ge_mask(&g, key), "ge {key}");
+                assert_eq!(
+                    find(&g, key),
+                    reference_find(&g, n, key),
+                    "find {key} in {n}"
+                );
+                assert_eq!(
+                    lower_bound(&g, n, key),
+                    reference_lower_bound(&g, n, key),
+                    "lower_bound {key} in {n}"
+                );
             }
         }
     }

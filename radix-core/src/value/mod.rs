@@ -53,6 +53,15 @@ pub unsafe trait ValueLayout {
     /// with `Drop`, or leaves to free). When false, clearing the tree just
     /// releases its slab blocks.
     const VISIT_ON_DROP: bool;
+    /// Whether every slot value is a pointer-sized word that is never null
+    /// (a leaf pointer, or an embedded value carrying a tag bit). A
+    /// last-level node256 then keeps its absent slots null and a lookup
+    /// reads the slot alone, without the bitmap.
+    ///
+    /// A layout that sets it promises that `Slot` is pointer-sized and that
+    /// every slot value `into_slot` makes is fully initialised and not all
+    /// zero bits.
+    const NONNULL_SLOT: bool = false;
 
     /// The `Old` value meaning "there was none".
     fn absent() -> Self::Old;

@@ -118,6 +118,9 @@ unsafe impl<V: ?Sized + VarlenValue> ValueLayout for Varlen<V> {
     type Old = bool;
     const NAME: &'static str = "varlen";
     const VISIT_ON_DROP: bool = true;
+    /// An embedded value has its tag bit set and the rest of the word
+    /// zeroed; a leaf pointer is never null.
+    const NONNULL_SLOT: bool = true;
 
     #[inline(always)]
     fn absent() -> bool {

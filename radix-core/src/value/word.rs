@@ -58,6 +58,8 @@ unsafe impl<V, const EMBED: bool> ValueLayout for Word<V, EMBED> {
     type Old = Option<V>;
     const NAME: &'static str = if Self::EMBEDS { "embedded" } else { "leaf" };
     const VISIT_ON_DROP: bool = !Self::EMBEDS || needs_drop::<V>();
+    /// A leaf pointer is never null (an embedded value may be all zeros).
+    const NONNULL_SLOT: bool = !Self::EMBEDS;
 
     #[inline(always)]
     fn absent() -> Option<V> {
