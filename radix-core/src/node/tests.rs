@@ -87,8 +87,12 @@ fn exercise<K: NodeKind>(capacity: usize, chunks: &[u8], hooks: &Hooks) {
     unsafe {
         K::init(node, 0);
         (hooks.after_init)(node);
-        let check = || {
-            if count(node) > 0 {
+        // Under Miri, check a sample of the states: node256's null-slot
+        // check reads all 256 slots, which Miri makes slow.
+        let mut changes = 0usize;
+        let mut check = || {
+            changes += 1;
+            if count(node) > 0 && (!cfg!(miri) || changes % 32 == 1) {
                 (hooks.check)(node).unwrap();
             }
         };
@@ -147,8 +151,9 @@ fn exercise<K: NodeKind>(capacity: usize, chunks: &[u8], hooks: &Hooks) {
             K::remove::<u64>(node, c);
             assert_eq!(count(node), inserted.len() - i - 1);
             check();
-            for &gone in &inserted[..=i] {
-                assert!(find_any::<K>(node, gone).is_none());
+            assert!(find_any::<K>(node, c).is_none());
+            if let Some(&next) = inserted.get(i + 1) {
+                assert_eq!(find_any::<K>(node, next), Some(next as u64 * 3 + 1));
             }
         }
         assert!(K::entry_at::<u64>(node, 0).is_none());
