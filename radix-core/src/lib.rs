@@ -29,6 +29,14 @@
 //! 8-byte aligned, so a child pointer carries its node's kind in two spare
 //! bits and a descent dispatches on it without loading the child's header.
 //!
+//! A lookup touches as few cache lines and instructions as the kinds allow:
+//! node4 and node16 pad their chunk arrays with the last chunk, so a search
+//! compares the whole array and never reads the count; an inner node256
+//! keeps absent children's slots null, so a descent reads one slot rather
+//! than bitmap then slot (as does a last-level node256 whose value layout
+//! never stores a null word, the TID store's); and a last-level node16
+//! prefetches its slot lines while it searches its chunks.
+//!
 //! Values live in the slots of the last level ([`value`]): in the slot word
 //! itself when they fit (*embedded*), behind a pointer otherwise (*leaf*),
 //! chosen per value at run time for variable-length values (*varlen*, what
