@@ -24,8 +24,9 @@ impl<C: Config> RawTree<C> {
     /// map and `isset` bits agree, node256's bitmap agrees with its count
     /// and, in inner nodes and leaves of layouts with
     /// [`NONNULL_SLOT`](ValueLayout::NONNULL_SLOT), with its null slots;
-    /// node4 and node16 pad their chunk arrays with the last chunk; every value slot is encoded
-    /// as its layout says (varlen: a leaf only for a value too large to embed);
+    /// node4 and node16 pad their chunk arrays with the last chunk; every
+    /// value slot is encoded as its layout says (varlen: a leaf only for a
+    /// value too large to embed);
     /// the height is the smallest that holds the largest key; `len()` equals
     /// the number of values reached; and the memory back end's live nodes
     /// per pool equal the nodes reached.
