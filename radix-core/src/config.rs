@@ -10,7 +10,6 @@
 use crate::key::Key;
 use crate::mem::{Memory, PoolSpec};
 use crate::node::{node_align, node_size, SizeClasses, MAX_CLASSES};
-use crate::ptr::NodePtr;
 use crate::value::ValueLayout;
 
 /// Compile-time choices for one tree type.
@@ -49,17 +48,22 @@ pub trait Config: 'static {
     const DELETE: bool;
 }
 
+/// The stored child reference of configuration `C`: what its inner slots
+/// hold.
+pub(crate) type RefOf<C> = <<C as Config>::Memory as Memory>::Ref;
+
 /// The node pools a configuration needs: one per class for inner nodes
-/// (slots are child pointers) and, unless the last-level slot has the same
-/// size and alignment as a child pointer, one per class for leaf nodes.
+/// (slots are child references) and, unless the last-level slot has the
+/// same size and alignment as a child reference, one per class for leaf
+/// nodes.
 pub(crate) struct Pools<C: Config>(core::marker::PhantomData<C>);
 
 impl<C: Config> Pools<C> {
     /// Whether last-level nodes share the inner nodes' pools.
     pub(crate) const SHARED: bool = core::mem::size_of::<<C::Layout as ValueLayout>::Slot>()
-        == core::mem::size_of::<NodePtr>()
+        == core::mem::size_of::<RefOf<C>>()
         && core::mem::align_of::<<C::Layout as ValueLayout>::Slot>()
-            == core::mem::align_of::<NodePtr>();
+            == core::mem::align_of::<RefOf<C>>();
 
     /// Number of pools.
     pub(crate) const COUNT: usize = if Self::SHARED {
@@ -101,8 +105,8 @@ impl<C: Config> Pools<C> {
         for class in 0..classes.len() {
             let (kind, cap) = (classes.kind(class), classes.capacity(class));
             specs[Self::inner(class)] = PoolSpec {
-                size: node_size::<NodePtr>(kind, cap),
-                align: node_align::<NodePtr>(),
+                size: node_size::<RefOf<C>>(kind, cap),
+                align: node_align::<RefOf<C>>(),
             };
             specs[Self::leaf(class)] = PoolSpec {
                 size: node_size::<<C::Layout as ValueLayout>::Slot>(kind, cap),

@@ -17,10 +17,13 @@ use core::ops::{Bound, RangeBounds};
 use core::ptr::NonNull;
 
 use crate::config::Config;
+use crate::config::RefOf;
 use crate::key::{Key, SPAN};
 use crate::node::END;
 use crate::ptr::NodePtr;
-use crate::tree::{entry_at, entry_before, seek, LayoutOf, RawTree, SlotOf, ValueOf, MAX_LEVELS};
+use crate::tree::{
+    entry_at, entry_before, resolve, seek, LayoutOf, RawTree, SlotOf, ValueOf, MAX_LEVELS,
+};
 use crate::value::ValueLayout;
 
 #[derive(Clone, Copy)]
@@ -73,7 +76,7 @@ impl<C: Config> Cursor<C> {
                 cursor.depth = 0; // every key is below `lower`
             } else {
                 // SAFETY: the tree is live and borrowed for the cursor's life.
-                unsafe { cursor.seek_front(lower) };
+                unsafe { cursor.seek_front(tree.memory(), lower) };
             }
         }
         cursor
@@ -86,7 +89,7 @@ impl<C: Config> Cursor<C> {
             // An upper bound above the tree's reach bounds nothing.
             if upper.root_shift() <= cursor.root_shift {
                 // SAFETY: the tree is live and borrowed for the cursor's life.
-                unsafe { cursor.seek_back(upper) };
+                unsafe { cursor.seek_back(tree.memory(), upper) };
             }
         }
         cursor
@@ -113,8 +116,8 @@ impl<C: Config> Cursor<C> {
     ///
     /// # Safety
     ///
-    /// The tree is live.
-    unsafe fn seek_front(&mut self, lower: C::Key) {
+    /// The tree is live on `mem`.
+    unsafe fn seek_front(&mut self, mem: &C::Memory, lower: C::Key) {
         loop {
             let shift = self.shift();
             let chunk = lower.chunk(shift);
@@ -125,11 +128,11 @@ impl<C: Config> Cursor<C> {
                 if shift == 0 {
                     return;
                 }
-                match entry_at::<NodePtr>(frame.node, frame.pos) {
+                match entry_at::<RefOf<C>>(frame.node, frame.pos) {
                     Some(e) if e.chunk == chunk => {
                         frame.pos = e.next;
                         self.key = self.key.with_chunk(shift, chunk);
-                        self.push(e.slot.read(), 0);
+                        self.push(resolve(mem, e.slot.read()), 0);
                     }
                     // A larger chunk (walked from its start) or none (popped).
                     _ => return,
@@ -142,8 +145,8 @@ impl<C: Config> Cursor<C> {
     ///
     /// # Safety
     ///
-    /// The tree is live.
-    unsafe fn seek_back(&mut self, upper: C::Key) {
+    /// The tree is live on `mem`.
+    unsafe fn seek_back(&mut self, mem: &C::Memory, upper: C::Key) {
         loop {
             let shift = self.shift();
             let chunk = upper.chunk(shift);
@@ -158,11 +161,11 @@ impl<C: Config> Cursor<C> {
                         .filter(|e| e.chunk == chunk)
                         .map(|e| e.next)
                 } else {
-                    entry_at::<NodePtr>(frame.node, pos)
+                    entry_at::<RefOf<C>>(frame.node, pos)
                         .filter(|e| e.chunk == chunk)
                         .map(|e| {
                             self.key = self.key.with_chunk(shift, chunk);
-                            self.push(e.slot.read(), END);
+                            self.push(resolve(mem, e.slot.read()), END);
                             // The parent resumes before the child it descended into.
                             pos
                         })
@@ -184,9 +187,9 @@ impl<C: Config> Cursor<C> {
     ///
     /// # Safety
     ///
-    /// The tree is live and unchanged since the cursor was made.
+    /// The tree is live on `mem` and unchanged since the cursor was made.
     #[inline]
-    unsafe fn next(&mut self) -> Option<(C::Key, NonNull<SlotOf<C>>)> {
+    unsafe fn next(&mut self, mem: &C::Memory) -> Option<(C::Key, NonNull<SlotOf<C>>)> {
         while self.depth > 0 {
             let shift = self.shift();
             let frame = *self.top();
@@ -198,10 +201,10 @@ impl<C: Config> Cursor<C> {
                         self.top().pos = e.next;
                         return Some((self.key.with_chunk(0, e.chunk), e.slot));
                     }
-                } else if let Some(e) = entry_at::<NodePtr>(frame.node, frame.pos) {
+                } else if let Some(e) = entry_at::<RefOf<C>>(frame.node, frame.pos) {
                     self.top().pos = e.next;
                     self.key = self.key.with_chunk(shift, e.chunk);
-                    self.push(e.slot.read(), 0);
+                    self.push(resolve(mem, e.slot.read()), 0);
                     continue;
                 }
             }
@@ -216,7 +219,7 @@ impl<C: Config> Cursor<C> {
     ///
     /// As for [`Cursor::next`].
     #[inline]
-    unsafe fn next_back(&mut self) -> Option<(C::Key, NonNull<SlotOf<C>>)> {
+    unsafe fn next_back(&mut self, mem: &C::Memory) -> Option<(C::Key, NonNull<SlotOf<C>>)> {
         while self.depth > 0 {
             let shift = self.shift();
             let frame = *self.top();
@@ -227,10 +230,10 @@ impl<C: Config> Cursor<C> {
                         self.top().pos = e.next;
                         return Some((self.key.with_chunk(0, e.chunk), e.slot));
                     }
-                } else if let Some(e) = entry_before::<NodePtr>(frame.node, frame.pos) {
+                } else if let Some(e) = entry_before::<RefOf<C>>(frame.node, frame.pos) {
                     self.top().pos = e.next;
                     self.key = self.key.with_chunk(shift, e.chunk);
-                    self.push(e.slot.read(), END);
+                    self.push(resolve(mem, e.slot.read()), END);
                     continue;
                 }
             }
@@ -279,12 +282,12 @@ impl<'a, C: Config> Walk<'a, C> {
             .front
             .get_or_insert_with(|| Cursor::front(tree, (low != C::Key::MIN).then_some(low)));
         // SAFETY: the tree is borrowed for 'a, so it is live and unchanged.
-        let found = unsafe { cursor.next() };
+        let found = unsafe { cursor.next(tree.memory()) };
         match found {
             Some((key, slot)) if key <= high => {
                 self.remaining = key.checked_next().filter(|&k| k <= high).map(|k| (k, high));
                 // SAFETY: as above; the value lives as long as the borrow.
-                Some((key, unsafe { LayoutOf::<C>::get(slot) }))
+                Some((key, unsafe { LayoutOf::<C>::get(slot, tree.memory()) }))
             }
             _ => {
                 self.remaining = None;
@@ -301,12 +304,12 @@ impl<'a, C: Config> Walk<'a, C> {
             .back
             .get_or_insert_with(|| Cursor::back(tree, (high != C::Key::MAX).then_some(high)));
         // SAFETY: the tree is borrowed for 'a, so it is live and unchanged.
-        let found = unsafe { cursor.next_back() };
+        let found = unsafe { cursor.next_back(tree.memory()) };
         match found {
             Some((key, slot)) if key >= low => {
                 self.remaining = key.checked_prev().filter(|&k| k >= low).map(|k| (low, k));
                 // SAFETY: as above; the value lives as long as the borrow.
-                Some((key, unsafe { LayoutOf::<C>::get(slot) }))
+                Some((key, unsafe { LayoutOf::<C>::get(slot, tree.memory()) }))
             }
             _ => {
                 self.remaining = None;

@@ -1,4 +1,4 @@
-//! Tagged child pointers.
+//! Tagged child pointers, and the words a tree stores for them.
 //!
 //! Every node is at least 8-byte aligned, so the three low bits of a node's
 //! address are zero. A child pointer spends two of them on the node's
@@ -6,6 +6,18 @@
 //! match, without first loading a header to learn what the child is. Bit 0
 //! stays zero: it is reserved for the "embedded value" tag of the
 //! [`Varlen`](crate::value::Varlen) layout, whose slots share the word.
+//!
+//! Two types carry a reference to a node:
+//!
+//! - [`NodePtr`] is the in-process form: a tagged address, what the engine
+//!   dereferences.
+//! - A [`StoredRef`] is what a slot (or a tree's root field) *stores*, and
+//!   the memory back end decides what it is
+//!   ([`Memory::Ref`](crate::mem::Memory::Ref)): for local memory the
+//!   tagged address itself ([`LocalRef`]), for shared memory a tagged
+//!   offset into a shared area. The back end converts between
+//!   the two with the tag bits untouched, so a descent reads the kind from
+//!   either form.
 //!
 //! All bit manipulation goes through the strict-provenance APIs
 //! ([`NonNull::addr`], [`NonNull::map_addr`]), so the pointer never loses
@@ -44,10 +56,22 @@ impl NodePtr {
         Self { tagged }
     }
 
+    /// A node pointer from its tagged form, as [`NodePtr::tagged`] gave it.
+    #[inline(always)]
+    pub fn from_tagged(tagged: NonNull<u8>) -> Self {
+        Self { tagged }
+    }
+
+    /// The tagged form: the node's address with the kind in its low bits.
+    #[inline(always)]
+    pub fn tagged(self) -> NonNull<u8> {
+        self.tagged
+    }
+
     /// The kind of the node this points to, read from the tag alone.
     #[inline(always)]
     pub fn kind(self) -> Kind {
-        Kind::from_bits((self.tagged.addr().get() & KIND_MASK) >> KIND_SHIFT)
+        kind_of(self.tagged.addr().get())
     }
 
     /// The node's address, tags removed, with the original provenance.
@@ -68,11 +92,46 @@ impl NodePtr {
     }
 }
 
+/// The node kind carried by the low bits of a tagged word.
+#[inline(always)]
+pub(crate) fn kind_of(tagged: usize) -> Kind {
+    Kind::from_bits((tagged & KIND_MASK) >> KIND_SHIFT)
+}
+
 impl fmt::Debug for NodePtr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:?}@{:#x}", self.kind(), self.addr().addr().get())
     }
 }
+
+/// A word a tree stores to refer to a node or a leaf: what a child slot, a
+/// leaf-value slot and the root field hold. The memory back end chooses the
+/// type ([`Memory::Ref`](crate::mem::Memory::Ref)) and converts it to and
+/// from addresses.
+///
+/// # Safety
+///
+/// Implementors are `#[repr(transparent)]` over a non-zero, pointer-sized
+/// word (a `NonNull` or a `NonZeroUsize`), so that a slot of all zero bits
+/// reads as `None` when read as `Option<Self>`: inner node256s rely on it
+/// to find a child with one load.
+pub unsafe trait StoredRef: Copy + Eq + fmt::Debug + 'static {}
+
+/// What a local tree stores: the tagged address itself, with its provenance.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct LocalRef(pub(crate) NonNull<u8>);
+
+// SAFETY: a transparent `NonNull<u8>`.
+unsafe impl StoredRef for LocalRef {}
+
+impl fmt::Debug for LocalRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "LocalRef({:#x})", self.0.addr().get())
+    }
+}
+
+static_assertions::assert_eq_size!(LocalRef, Option<LocalRef>, usize);
 
 #[cfg(test)]
 mod tests {
@@ -87,6 +146,7 @@ mod tests {
             assert_eq!(p.kind(), kind);
             assert_eq!(p.addr(), base);
             assert_eq!(p.tagged.addr().get() & 1, 0);
+            assert_eq!(NodePtr::from_tagged(p.tagged()), p);
             // The untagged pointer is still usable for access.
             // SAFETY: `storage` is alive and 8-aligned; the pointer came from it.
             unsafe { p.cast::<u64>().write(7) };

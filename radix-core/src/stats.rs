@@ -73,19 +73,24 @@ impl<C: Config> RawTree<C> {
         if let Some((root, root_shift)) = self.root() {
             // SAFETY: the tree is live and borrowed; the walk only reads.
             unsafe {
-                walk_nodes(root, root_shift, |node, shift| {
-                    let class = &mut classes[node::class(node.addr())];
-                    if shift == 0 {
-                        class.last_level += 1;
-                        let mut pos = 0;
-                        while let Some(e) = entry_at::<SlotOf<C>>(node, pos) {
-                            leaves += LayoutOf::<C>::is_leaf(e.slot) as usize;
-                            pos = e.next;
+                walk_nodes::<C::Memory, _>(
+                    &mut self.memory(),
+                    root,
+                    root_shift,
+                    |_, node, shift| {
+                        let class = &mut classes[node::class(node.addr())];
+                        if shift == 0 {
+                            class.last_level += 1;
+                            let mut pos = 0;
+                            while let Some(e) = entry_at::<SlotOf<C>>(node, pos) {
+                                leaves += LayoutOf::<C>::is_leaf(e.slot) as usize;
+                                pos = e.next;
+                            }
+                        } else {
+                            class.inner += 1;
                         }
-                    } else {
-                        class.inner += 1;
-                    }
-                });
+                    },
+                );
             }
         }
         let classes = (0..C::SIZE_CLASSES.len())

@@ -299,7 +299,6 @@ fn both_ends_meet_without_crossing() {
 #[test]
 #[should_panic(expected = "built for other node pools")]
 fn memory_for_another_configuration_is_refused() {
-    use crate::mem::Memory;
     let other = LocalMemory::with_pools(&RawTree::<U128Inline>::pool_specs());
     let _ = RawTree::<U64Auto>::with_memory(other);
 }
@@ -317,21 +316,21 @@ fn varlen_slot_check_names_bad_encodings() {
     let long = VarBytes::new(&[7; 20]).unwrap();
     let short = VarBytes::new(b"abc").unwrap();
     for value in [long, short] {
-        let mut slot = Layout::into_slot(&value, &mut mem);
+        let Ok(mut slot) = Layout::into_slot(&*value, &mut mem);
         let ptr = NonNull::from(&mut slot);
         // SAFETY: a live slot built just above, dropped once below.
         unsafe {
-            assert_eq!(Layout::check_slot(ptr), Ok(()));
+            assert_eq!(Layout::check_slot(ptr, &mem), Ok(()));
             Layout::drop_slot(ptr, &mut mem);
         }
     }
     // An untagged null word.
     let mut slot = SlotWord(MaybeUninit::new(core::ptr::null_mut()));
     // SAFETY: the check reads the word and rejects it before using it.
-    let err = unsafe { Layout::check_slot(NonNull::from(&mut slot)) };
+    let err = unsafe { Layout::check_slot(NonNull::from(&mut slot), &mem) };
     assert!(err.unwrap_err().contains("neither tagged"));
     // A leaf holding a value that fits the slot.
-    let leaf = mem.alloc_leaf(std::alloc::Layout::from_size_align(8, 8).unwrap());
+    let Ok(leaf) = mem.alloc_leaf(std::alloc::Layout::from_size_align(8, 8).unwrap());
     // SAFETY: a fresh 8-byte leaf; a VarBytes of 3 bytes is a length byte
     // (shifted past the tag bit) and the bytes.
     unsafe {
@@ -339,7 +338,7 @@ fn varlen_slot_check_names_bad_encodings() {
         leaf.add(1)
             .copy_from_nonoverlapping(NonNull::from(b"abc").cast(), 3);
         let mut slot = SlotWord(MaybeUninit::new(leaf.as_ptr()));
-        let err = Layout::check_slot(NonNull::from(&mut slot));
+        let err = Layout::check_slot(NonNull::from(&mut slot), &mem);
         assert!(err.unwrap_err().contains("fits the slot"));
         mem.free_leaf(leaf, std::alloc::Layout::from_size_align(8, 8).unwrap());
     }

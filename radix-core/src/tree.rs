@@ -1,25 +1,36 @@
 //! The generic tree: lookup, insert, remove, clear.
 //!
 //! [`RawTree`] is the engine every `radix_tree!` type wraps. It owns a root
-//! pointer, the root's shift (height), the number of keys and a memory back
-//! end. All algorithms are loops, never recursion: a descent is at most
+//! reference, the root's shift (height), the number of keys and a memory
+//! back end. All algorithms are loops, never recursion: a descent is at most
 //! `Key::BITS / 8` levels, and paths that must be revisited (for shrinking
 //! after a delete) are kept in a fixed array of slot locations.
 //!
+//! Slots and the root field hold the back end's stored references
+//! ([`Memory::Ref`]); the engine resolves one into a [`NodePtr`] each time
+//! it follows it (see [`crate::mem`]), which for local memory is free.
+//!
 //! Where a node is replaced (it grew, shrank or was freed) the tree writes
-//! the new pointer through the *location* of the old one: the parent's slot,
-//! or the root field. Locations are raw pointers derived from the node
+//! the new reference through the *location* of the old one: the parent's
+//! slot, or the root field. Locations are raw pointers derived from the node
 //! allocations, so they stay valid while the parent node is unchanged, which
 //! the bottom-up order of every repair guarantees.
+//!
+//! A modification first works out which nodes it will allocate and
+//! reserves them ([`Memory::reserve_nodes`]); only then does it change the
+//! tree. A back end that can run out (a shared area with a size limit) thus
+//! fails an insert or a remove before anything changed. For local memory,
+//! which cannot fail, the planning compiles away.
 
+use core::borrow::Borrow;
 use core::fmt;
 use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
-use crate::config::{Config, Pools};
+use crate::config::{Config, Pools, RefOf};
 use crate::key::{Key, SPAN};
-use crate::mem::Memory;
+use crate::mem::{InfallibleMemory, LocalMemory, Memory, PoolSpec};
 use crate::node::{self, dispatch, Entry, Kind, Node256, NodeKind, MAX_CLASSES};
 use crate::ptr::NodePtr;
 use crate::value::{MutableLayout, ValueLayout};
@@ -34,6 +45,8 @@ pub type ValueOf<C> = <LayoutOf<C> as ValueLayout>::Value;
 pub type InputOf<'a, C> = <LayoutOf<C> as ValueLayout>::Input<'a>;
 /// What `insert` and `remove` return for configuration `C`.
 pub type OldOf<C> = <LayoutOf<C> as ValueLayout>::Old;
+/// Why an allocation of configuration `C`'s memory failed.
+pub(crate) type MemError<C> = <<C as Config>::Memory as Memory>::Error;
 
 /// The most levels any key type needs (`u128`).
 pub(crate) const MAX_LEVELS: usize = 16;
@@ -45,7 +58,7 @@ pub(crate) const MAX_LEVELS: usize = 16;
 /// [`BTreeMap`](std::collections::BTreeMap): keys are passed and returned by
 /// value, values by reference, and iteration is in ascending key order.
 pub struct RawTree<C: Config> {
-    root: Option<NodePtr>,
+    root: Option<RefOf<C>>,
     /// Shift of the root node; the tree holds keys below `256 << root_shift`.
     root_shift: u32,
     len: usize,
@@ -70,6 +83,18 @@ where
 {
 }
 
+/// The node a stored reference names.
+#[inline(always)]
+pub(crate) fn resolve<M: Memory>(mem: &M, stored: M::Ref) -> NodePtr {
+    NodePtr::from_tagged(mem.resolve(stored))
+}
+
+/// The stored reference to `node`.
+#[inline(always)]
+pub(crate) fn stored<M: Memory>(mem: &M, node: NodePtr) -> M::Ref {
+    mem.to_ref(node.tagged())
+}
+
 /// Finds `chunk` in any node.
 ///
 /// # Safety
@@ -81,16 +106,18 @@ pub(crate) unsafe fn find_slot<S>(node: NodePtr, chunk: u8) -> Option<NonNull<S>
     unsafe { dispatch!(node.kind(), K => K::find::<S>(node.addr(), chunk)) }
 }
 
-/// The child of inner node `node` for `chunk`: [`find_slot`] and a read,
-/// which node256 does in one load (see [`NodeKind::find_child`]).
+/// The child of inner node `node` for `chunk`: [`find_slot`], a read and a
+/// resolve, which node256 does in one load (see [`NodeKind::find_child`]).
 ///
 /// # Safety
 ///
-/// `node` is a live inner node.
+/// `node` is a live inner node of a tree on `mem`.
 #[inline(always)]
-pub(crate) unsafe fn find_child(node: NodePtr, chunk: u8) -> Option<NodePtr> {
+pub(crate) unsafe fn find_child<M: Memory>(mem: &M, node: NodePtr, chunk: u8) -> Option<NodePtr> {
     // SAFETY: forwarded contract.
-    unsafe { dispatch!(node.kind(), K => K::find_child(node.addr(), chunk)) }
+    let stored =
+        unsafe { dispatch!(node.kind(), K => K::find_child::<M::Ref>(node.addr(), chunk)) };
+    stored.map(|r| resolve(mem, r))
 }
 
 /// The first entry of `node` at or after walk position `pos`.
@@ -129,35 +156,128 @@ pub(crate) unsafe fn entry_before<S>(node: NodePtr, end: u16) -> Option<Entry<S>
 /// Visits every node below and including `root`, parents before children,
 /// with the node's shift. Uses an explicit stack, never recursion.
 ///
+/// The visitor gets the walk's access to the memory back end: `&mut &M`
+/// for a read-only walk, `&mut M` for one that frees leaves as it goes.
+///
 /// # Safety
 ///
-/// `root` is a live tree of height `root_shift` whose inner slots are
-/// `NodePtr`; `visit` must not free or change the nodes.
-pub(crate) unsafe fn walk_nodes(
+/// `root` is a live tree of height `root_shift` on that memory whose inner
+/// slots are `M::Ref`; `visit` must not free or change the nodes.
+pub(crate) unsafe fn walk_nodes<M: Memory, A: Borrow<M>>(
+    access: &mut A,
     root: NodePtr,
     root_shift: u32,
-    mut visit: impl FnMut(NodePtr, u32),
+    mut visit: impl FnMut(&mut A, NodePtr, u32),
 ) {
     let mut stack = [(root, 0u16); MAX_LEVELS];
     let mut depth = 1;
-    visit(root, root_shift);
+    visit(access, root, root_shift);
     while depth > 0 {
         let (node, pos) = stack[depth - 1];
         let shift = root_shift - SPAN * (depth as u32 - 1);
-        // SAFETY: inner nodes' slots are child pointers; the caller promises
-        // the tree is live.
-        match unsafe { entry_at::<NodePtr>(node, pos) } {
+        // SAFETY: inner nodes' slots are child references; the caller
+        // promises the tree is live.
+        match unsafe { entry_at::<M::Ref>(node, pos) } {
             Some(e) if shift > 0 => {
                 stack[depth - 1].1 = e.next;
-                // SAFETY: the slot holds a live child pointer.
-                let child = unsafe { e.slot.read() };
-                visit(child, shift - SPAN);
+                // SAFETY: the slot holds a live child reference.
+                let child = resolve((*access).borrow(), unsafe { e.slot.read() });
+                visit(access, child, shift - SPAN);
                 if shift > SPAN {
                     stack[depth] = (child, 0);
                     depth += 1;
                 }
             }
             _ => depth -= 1,
+        }
+    }
+}
+
+/// The nodes one modification will allocate, per pool, so that they can be
+/// reserved before the tree changes.
+struct Needs {
+    counts: [u8; 2 * MAX_CLASSES],
+}
+
+impl Needs {
+    const NONE: Self = Self {
+        counts: [0; 2 * MAX_CLASSES],
+    };
+
+    #[inline]
+    fn add(&mut self, pool: usize, count: usize) {
+        self.counts[pool] += count as u8;
+    }
+
+    /// Reserves every counted node.
+    #[inline]
+    fn reserve<M: Memory>(&self, mem: &mut M) -> Result<(), M::Error> {
+        for (pool, &count) in self.counts.iter().enumerate() {
+            if count > 0 {
+                mem.reserve_nodes(pool, count as usize)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<C: Config<Memory = LocalMemory>> RawTree<C> {
+    /// An empty tree. It allocates nothing until the first insert.
+    pub fn new() -> Self {
+        Self::with_memory(LocalMemory::with_pools(&Self::pool_specs()))
+    }
+
+    /// An empty tree over a memory back end made by the caller from
+    /// [`RawTree::pool_specs`], for example with a block limit or in
+    /// insert-only mode.
+    ///
+    /// # Panics
+    ///
+    /// If the back end was built for other pools (another configuration's):
+    /// its nodes could be too small. That is a bug in the caller.
+    pub fn with_memory(mem: LocalMemory) -> Self {
+        let (specs, count) = Pools::<C>::specs();
+        assert!(
+            mem.serves(&specs[..count]),
+            "memory back end built for other node pools; build it from RawTree::pool_specs()"
+        );
+        // SAFETY: an empty tree over a fresh back end.
+        unsafe { Self::from_parts(None, 0, 0, mem) }
+    }
+}
+
+impl<C: Config<Memory = LocalMemory>> Default for RawTree<C> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<C: Config> RawTree<C>
+where
+    C::Memory: InfallibleMemory,
+{
+    /// Stores `value` under `key`, returning the previous value (for
+    /// [`Varlen`](crate::value::Varlen): whether there was one).
+    #[inline]
+    pub fn insert(&mut self, key: C::Key, value: InputOf<'_, C>) -> OldOf<C> {
+        match self.try_insert(key, value) {
+            Ok(old) => old,
+            Err(never) => match never {},
+        }
+    }
+
+    /// Removes `key`, returning its value (for [`Varlen`](crate::value::Varlen):
+    /// whether it was present).
+    ///
+    /// Nodes left sparse shrink into smaller kinds at PostgreSQL's
+    /// thresholds, empty nodes are freed, a root with a single child at
+    /// chunk 0 gives way to that child, and removing the last key returns
+    /// every slab block, so the tree is back to its empty size.
+    #[inline]
+    pub fn remove(&mut self, key: C::Key) -> OldOf<C> {
+        match self.try_remove(key) {
+            Ok(old) => old,
+            Err(never) => match never {},
         }
     }
 }
@@ -174,37 +294,29 @@ impl<C: Config> RawTree<C> {
         table
     };
 
-    /// An empty tree. It allocates nothing until the first insert.
-    pub fn new() -> Self {
-        let (specs, count) = Pools::<C>::specs();
-        Self::with_memory(C::Memory::with_pools(&specs[..count]))
-    }
-
-    /// An empty tree over a memory back end made by the caller from
-    /// [`RawTree::pool_specs`], for example with a block limit or in
-    /// insert-only mode.
+    /// A tree from its parts.
     ///
-    /// # Panics
+    /// # Safety
     ///
-    /// If the back end was built for other pools (another configuration's):
-    /// its nodes could be too small. That is a bug in the caller.
-    pub fn with_memory(mem: C::Memory) -> Self {
-        let (specs, count) = Pools::<C>::specs();
-        assert!(
-            mem.serves(&specs[..count]),
-            "memory back end built for other node pools; build it from RawTree::pool_specs()"
-        );
+    /// `root` is `None` and `len` 0, or `root` refers to a live tree on
+    /// `mem` of height `root_shift` holding `len` values.
+    pub(crate) unsafe fn from_parts(
+        root: Option<RefOf<C>>,
+        root_shift: u32,
+        len: usize,
+        mem: C::Memory,
+    ) -> Self {
         Self {
-            root: None,
-            root_shift: 0,
-            len: 0,
+            root,
+            root_shift,
+            len,
             mem,
             _owns: PhantomData,
         }
     }
 
     /// The node pools this configuration needs, for building a back end.
-    pub fn pool_specs() -> Vec<crate::mem::PoolSpec> {
+    pub fn pool_specs() -> Vec<PoolSpec> {
         let (specs, count) = Pools::<C>::specs();
         specs[..count].to_vec()
     }
@@ -222,7 +334,8 @@ impl<C: Config> RawTree<C> {
     }
 
     /// Bytes the tree holds from its memory back end: slab blocks and
-    /// leaves. An empty tree holds none.
+    /// leaves (for a shared tree, its area's segments). An empty local tree
+    /// holds none.
     #[inline]
     pub fn memory_usage(&self) -> usize {
         self.mem.bytes_held()
@@ -242,22 +355,23 @@ impl<C: Config> RawTree<C> {
         }
     }
 
+    /// The root node and its shift.
     pub(crate) fn root(&self) -> Option<(NodePtr, u32)> {
-        self.root.map(|r| (r, self.root_shift))
+        self.root.map(|r| (resolve(&self.mem, r), self.root_shift))
     }
 
     #[inline(always)]
     fn find(&self, key: C::Key) -> Option<NonNull<SlotOf<C>>> {
-        let mut node = self.root?;
+        let mut node = resolve(&self.mem, self.root?);
         let mut shift = self.root_shift;
         if key.above(shift) {
             return None;
         }
         // SAFETY: nodes reachable from the root are live; slots above the
-        // last level are child pointers, at the last level value slots.
+        // last level are child references, at the last level value slots.
         unsafe {
             while shift > 0 {
-                node = find_child(node, key.chunk(shift))?;
+                node = find_child(&self.mem, node, key.chunk(shift))?;
                 shift -= SPAN;
             }
             // Only at the last level, which holds most of a large tree's
@@ -277,7 +391,7 @@ impl<C: Config> RawTree<C> {
     pub fn get(&self, key: C::Key) -> Option<&ValueOf<C>> {
         // SAFETY: the slot is live while `self` is borrowed.
         self.find(key)
-            .map(|slot| unsafe { LayoutOf::<C>::get(slot) })
+            .map(|slot| unsafe { LayoutOf::<C>::get(slot, &self.mem) })
     }
 
     /// The value for `key`, mutably.
@@ -288,7 +402,7 @@ impl<C: Config> RawTree<C> {
     {
         // SAFETY: the slot is live and exclusively borrowed with `self`.
         self.find(key)
-            .map(|slot| unsafe { LayoutOf::<C>::get_mut(slot) })
+            .map(|slot| unsafe { LayoutOf::<C>::get_mut(slot, &self.mem) })
     }
 
     /// Whether `key` is present.
@@ -297,48 +411,128 @@ impl<C: Config> RawTree<C> {
         self.find(key).is_some()
     }
 
-    /// Stores `value` under `key`, returning the previous value (for
-    /// [`Varlen`](crate::value::Varlen): whether there was one).
-    pub fn insert(&mut self, key: C::Key, value: InputOf<'_, C>) -> OldOf<C> {
+    /// Reserves `needs` and hands `slot_value` back, or drops it and
+    /// reports why not.
+    ///
+    /// It borrows the memory field alone, so that locations held into the
+    /// root field stay valid.
+    #[inline(always)]
+    fn reserve(
+        mem: &mut C::Memory,
+        needs: &Needs,
+        slot_value: SlotOf<C>,
+    ) -> Result<SlotOf<C>, MemError<C>> {
+        if C::Memory::FALLIBLE {
+            if let Err(e) = needs.reserve(mem) {
+                // SAFETY: the slot value was made by `into_slot` on this
+                // memory and is consumed once.
+                drop(unsafe { LayoutOf::<C>::take(slot_value, mem) });
+                return Err(e);
+            }
+        }
+        Ok(slot_value)
+    }
+
+    /// Counts the nodes of a chain built by [`Self::chain`] from `shift`.
+    #[inline(always)]
+    fn chain_needs(needs: &mut Needs, shift: u32) {
+        needs.add(Pools::<C>::inner(0), (shift / SPAN) as usize);
+        needs.add(Pools::<C>::leaf(0), 1);
+    }
+
+    /// Counts the node [`Self::add_child`] allocates if `node` is full.
+    ///
+    /// # Safety
+    ///
+    /// `node` is a live node at `shift`.
+    #[inline(always)]
+    unsafe fn grow_needs(needs: &mut Needs, node: NodePtr, shift: u32) {
+        // SAFETY: forwarded contract.
+        let (count, class) = unsafe { (node::count(node.addr()), node::class(node.addr())) };
+        if count == C::SIZE_CLASSES.capacity(class) {
+            needs.add(Pools::<C>::at(class + 1, shift), 1);
+        }
+    }
+
+    /// Stores `value` under `key`, returning the previous value.
+    ///
+    /// # Errors
+    ///
+    /// The memory back end could not provide a node or a leaf. Nothing
+    /// changed; the value was dropped.
+    pub(crate) fn try_insert(
+        &mut self,
+        key: C::Key,
+        value: InputOf<'_, C>,
+    ) -> Result<OldOf<C>, MemError<C>> {
         // Build the slot first: after this point nothing can panic until the
-        // tree is consistent again.
-        let slot_value = LayoutOf::<C>::into_slot(value, &mut self.mem);
+        // tree is consistent again, and every allocation below is reserved
+        // before the tree changes.
+        let mut slot_value = LayoutOf::<C>::into_slot(value, &mut self.mem)?;
         let Some(_) = self.root else {
             let shift = key.root_shift();
-            self.root = Some(Self::chain(&mut self.mem, key, shift, slot_value));
+            let mut needs = Needs::NONE;
+            Self::chain_needs(&mut needs, shift);
+            slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
+            let root = Self::chain(&mut self.mem, key, shift, slot_value);
+            self.root = Some(stored(&self.mem, root));
             self.root_shift = shift;
             self.len = 1;
-            return LayoutOf::<C>::absent();
+            return Ok(LayoutOf::<C>::absent());
         };
-        while key.above(self.root_shift) {
-            self.add_level();
+        if key.above(self.root_shift) {
+            // New roots up to the key's level, then the key's chain beside
+            // the old tree in the topmost (which may have to grow if class 0
+            // holds one child only).
+            let shift = key.root_shift();
+            let mut needs = Needs::NONE;
+            needs.add(
+                Pools::<C>::inner(0),
+                ((shift - self.root_shift) / SPAN) as usize,
+            );
+            Self::chain_needs(&mut needs, shift - SPAN);
+            if C::SIZE_CLASSES.capacity(0) < 2 {
+                needs.add(Pools::<C>::inner(1), 1);
+            }
+            slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
+            while key.above(self.root_shift) {
+                self.add_level();
+            }
         }
-        let mem = &mut self.mem;
         let mut loc = NonNull::from(self.root.as_mut().expect("non-empty tree"));
         let mut shift = self.root_shift;
         // SAFETY: `loc` always points at a live slot holding a live node
-        // pointer (the root field, or a child slot of a live node whose
+        // reference (the root field, or a child slot of a live node whose
         // parent is not changed while `loc` is used).
         unsafe {
             loop {
-                let node = loc.read();
+                let node = resolve(&self.mem, loc.read());
                 let chunk = key.chunk(shift);
                 if shift == 0 {
                     if let Some(slot) = find_slot::<SlotOf<C>>(node, chunk) {
                         let old = slot.read();
                         slot.write(slot_value);
-                        return LayoutOf::<C>::take(old, mem);
+                        return Ok(LayoutOf::<C>::take(old, &mut self.mem));
                     }
-                    Self::add_child(mem, loc, node, chunk, slot_value, 0);
+                    let mut needs = Needs::NONE;
+                    Self::grow_needs(&mut needs, node, 0);
+                    slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
+                    Self::add_child(&mut self.mem, loc, node, chunk, slot_value, 0);
                     break;
                 }
-                match find_slot::<NodePtr>(node, chunk) {
+                match find_slot::<RefOf<C>>(node, chunk) {
                     Some(child) => {
                         loc = child;
                         shift -= SPAN;
                     }
                     None => {
+                        let mut needs = Needs::NONE;
+                        Self::chain_needs(&mut needs, shift - SPAN);
+                        Self::grow_needs(&mut needs, node, shift);
+                        slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
+                        let mem = &mut self.mem;
                         let child = Self::chain(mem, key, shift - SPAN, slot_value);
+                        let child = stored(mem, child);
                         Self::add_child(mem, loc, node, chunk, child, shift);
                         break;
                     }
@@ -346,26 +540,24 @@ impl<C: Config> RawTree<C> {
             }
         }
         self.len += 1;
-        LayoutOf::<C>::absent()
+        Ok(LayoutOf::<C>::absent())
     }
 
-    /// Removes `key`, returning its value (for [`Varlen`](crate::value::Varlen):
-    /// whether it was present).
+    /// Removes `key`, returning its value (see [`RawTree::remove`]).
     ///
-    /// Nodes left sparse shrink into smaller kinds at PostgreSQL's
-    /// thresholds, empty nodes are freed, a root with a single child at
-    /// chunk 0 gives way to that child, and removing the last key returns
-    /// every slab block, so the tree is back to its empty size.
-    pub fn remove(&mut self, key: C::Key) -> OldOf<C> {
+    /// # Errors
+    ///
+    /// The memory back end could not provide the smaller node a sparse
+    /// node shrinks into. Nothing changed.
+    pub(crate) fn try_remove(&mut self, key: C::Key) -> Result<OldOf<C>, MemError<C>> {
         let absent = LayoutOf::<C>::absent;
         let Some(_) = self.root else {
-            return absent();
+            return Ok(absent());
         };
         if key.above(self.root_shift) {
-            return absent();
+            return Ok(absent());
         }
-        let mem = &mut self.mem;
-        let mut path = [MaybeUninit::<NonNull<NodePtr>>::uninit(); MAX_LEVELS];
+        let mut path = [MaybeUninit::<NonNull<RefOf<C>>>::uninit(); MAX_LEVELS];
         let mut loc = NonNull::from(self.root.as_mut().expect("non-empty tree"));
         let mut shift = self.root_shift;
         let mut depth = 0;
@@ -377,30 +569,34 @@ impl<C: Config> RawTree<C> {
                 if shift == 0 {
                     break;
                 }
-                match find_slot::<NodePtr>(loc.read(), key.chunk(shift)) {
+                match find_slot::<RefOf<C>>(resolve(&self.mem, loc.read()), key.chunk(shift)) {
                     Some(child) => {
                         loc = child;
                         shift -= SPAN;
                         depth += 1;
                     }
-                    None => return absent(),
+                    None => return Ok(absent()),
                 }
             }
-            let leaf_node = loc.read();
+            let leaf_node = resolve(&self.mem, loc.read());
             if find_slot::<SlotOf<C>>(leaf_node, key.chunk(0)).is_none() {
-                return absent();
+                return Ok(absent());
             }
+            if C::Memory::FALLIBLE {
+                Self::reserve_shrink(&mut self.mem, &path[..=depth])?;
+            }
+            let mem = &mut self.mem;
             let slot = remove_entry::<SlotOf<C>>(leaf_node, key.chunk(0));
             let mut level = depth;
             let mut shift = 0;
             loop {
                 let loc = path[level].assume_init();
-                let node = loc.read();
+                let node = resolve(mem, loc.read());
                 if node::count(node.addr()) > 0 {
                     if shift == 0 {
                         Self::shrink_if_sparse::<SlotOf<C>>(mem, loc, node, shift);
                     } else {
-                        Self::shrink_if_sparse::<NodePtr>(mem, loc, node, shift);
+                        Self::shrink_if_sparse::<RefOf<C>>(mem, loc, node, shift);
                     }
                     break;
                 }
@@ -410,8 +606,8 @@ impl<C: Config> RawTree<C> {
                 }
                 level -= 1;
                 shift += SPAN;
-                let parent = path[level].assume_init().read();
-                remove_entry::<NodePtr>(parent, key.chunk(shift));
+                let parent = resolve(mem, path[level].assume_init().read());
+                remove_entry::<RefOf<C>>(parent, key.chunk(shift));
             }
             slot
         };
@@ -425,7 +621,37 @@ impl<C: Config> RawTree<C> {
         } else {
             self.drop_levels();
         }
-        old
+        Ok(old)
+    }
+
+    /// Reserves the node that removing one key below `path` shrinks into,
+    /// if any: the lowest node on the path that keeps a child loses one,
+    /// and every node below it is freed.
+    ///
+    /// # Safety
+    ///
+    /// `path` holds the live locations from the root to the last level.
+    unsafe fn reserve_shrink(
+        mem: &mut C::Memory,
+        path: &[MaybeUninit<NonNull<RefOf<C>>>],
+    ) -> Result<(), MemError<C>> {
+        for (level, loc) in path.iter().enumerate().rev() {
+            // SAFETY: caller's contract.
+            let node = resolve(mem, unsafe { loc.assume_init().read() });
+            // SAFETY: as above.
+            let (count, class) = unsafe { (node::count(node.addr()), node::class(node.addr())) };
+            if count > 1 {
+                let target = Self::shrink_target(count - 1, class);
+                if target != class {
+                    let shift = ((path.len() - 1 - level) as u32) * SPAN;
+                    let mut needs = Needs::NONE;
+                    needs.add(Pools::<C>::at(target, shift), 1);
+                    return needs.reserve(mem);
+                }
+                return Ok(());
+            }
+        }
+        Ok(())
     }
 
     /// Removes every key, dropping the values and returning every slab block
@@ -435,12 +661,16 @@ impl<C: Config> RawTree<C> {
         // than being dropped twice.
         let root = self.root.take();
         self.len = 0;
-        if let (Some(root), true) = (root, LayoutOf::<C>::VISIT_ON_DROP) {
-            let mem = &mut self.mem;
+        // Visit the slots only for values to drop or leaves the back end
+        // would not free wholesale.
+        let visit = LayoutOf::<C>::VISIT_ON_DROP
+            && (LayoutOf::<C>::DROPS_VALUES || !self.mem.releases_leaves());
+        if let (Some(root), true) = (root, visit) {
+            let root = resolve(&self.mem, root);
             // SAFETY: the detached tree is live until `release_all`; each
             // value slot is dropped exactly once.
             unsafe {
-                walk_nodes(root, self.root_shift, |node, shift| {
+                walk_nodes(&mut self.mem, root, self.root_shift, |mem, node, shift| {
                     if shift == 0 {
                         let mut pos = 0;
                         while let Some(e) = entry_at::<SlotOf<C>>(node, pos) {
@@ -456,13 +686,14 @@ impl<C: Config> RawTree<C> {
     }
 
     /// Adds a level above the root: a new root whose chunk 0 is the old one.
+    /// Its node is reserved.
     fn add_level(&mut self) {
         let old = self.root.expect("non-empty tree");
         let shift = self.root_shift + SPAN;
         let root = Self::new_node(&mut self.mem, 0, shift);
         // SAFETY: the new root is empty and has room for one child.
         unsafe { insert_entry(root, 0, old) };
-        self.root = Some(root);
+        self.root = Some(stored(&self.mem, root));
         self.root_shift = shift;
     }
 
@@ -470,13 +701,13 @@ impl<C: Config> RawTree<C> {
     /// matches the largest key.
     fn drop_levels(&mut self) {
         while self.root_shift > 0 {
-            let root = self.root.expect("non-empty tree");
+            let root = resolve(&self.mem, self.root.expect("non-empty tree"));
             // SAFETY: the root is live and inner; its only child is live.
             unsafe {
                 if node::count(root.addr()) != 1 {
                     return;
                 }
-                match entry_at::<NodePtr>(root, 0) {
+                match entry_at::<RefOf<C>>(root, 0) {
                     Some(e) if e.chunk == 0 => {
                         self.root = Some(e.slot.read());
                         Self::free_node(&mut self.mem, root, self.root_shift);
@@ -488,19 +719,20 @@ impl<C: Config> RawTree<C> {
         }
     }
 
-    /// A fresh, empty node of `class` for level `shift`.
+    /// A fresh, empty node of `class` for level `shift`, from a reserved
+    /// pool.
     #[inline]
     fn new_node(mem: &mut C::Memory, class: usize, shift: u32) -> NodePtr {
         let kind = C::SIZE_CLASSES.kind(class);
         let raw = mem.alloc_node(Pools::<C>::at(class, shift));
         // SAFETY: a fresh allocation of this class's size for this level;
-        // an inner node's slots are child pointers, a last-level node's
+        // an inner node's slots are child references, a last-level node's
         // are the layout's.
         unsafe {
             dispatch!(kind, K => K::init(raw, class));
             if kind == Kind::N256 {
                 if shift > 0 {
-                    Node256::clear_slots::<NodePtr>(raw);
+                    Node256::clear_slots::<RefOf<C>>(raw);
                 } else if LayoutOf::<C>::NONNULL_SLOT {
                     const {
                         assert!(
@@ -530,7 +762,8 @@ impl<C: Config> RawTree<C> {
     }
 
     /// A chain of single-child nodes from level `shift` down to the last
-    /// level, holding `key`'s value.
+    /// level, holding `key`'s value; its nodes are reserved
+    /// ([`Self::chain_needs`]).
     fn chain(mem: &mut C::Memory, key: C::Key, shift: u32, value: SlotOf<C>) -> NodePtr {
         let mut child = Self::new_node(mem, 0, 0);
         // SAFETY: fresh nodes are empty and have room for one entry.
@@ -539,7 +772,7 @@ impl<C: Config> RawTree<C> {
         while level <= shift {
             let node = Self::new_node(mem, 0, level);
             // SAFETY: as above.
-            unsafe { insert_entry(node, key.chunk(level), child) };
+            unsafe { insert_entry(node, key.chunk(level), stored(mem, child)) };
             child = node;
             level += SPAN;
         }
@@ -547,7 +780,7 @@ impl<C: Config> RawTree<C> {
     }
 
     /// Adds `chunk` to the node at `loc`, growing it into the next size
-    /// class first if it is full.
+    /// class first if it is full (from a reserved node).
     ///
     /// # Safety
     ///
@@ -556,7 +789,7 @@ impl<C: Config> RawTree<C> {
     #[inline]
     unsafe fn add_child<S>(
         mem: &mut C::Memory,
-        loc: NonNull<NodePtr>,
+        loc: NonNull<RefOf<C>>,
         mut node: NodePtr,
         chunk: u8,
         value: S,
@@ -568,19 +801,34 @@ impl<C: Config> RawTree<C> {
             let class = node::class(node.addr());
             if node::count(node.addr()) == C::SIZE_CLASSES.capacity(class) {
                 node = Self::convert::<S>(mem, node, class + 1, shift);
-                loc.write(node);
+                loc.write(stored(mem, node));
             }
             insert_entry(node, chunk, value);
         }
     }
 
-    /// Moves the node at `loc` into a smaller class when it has become
-    /// sparse enough.
+    /// The class a node of `class` with `count` children belongs in: itself,
+    /// or the last class of its shrink chain whose threshold it is at or
+    /// below.
     ///
     /// With unusual class lists a shrink target can itself be at or below
     /// its own threshold (classes 33 and 32 of different kinds, say), so the
     /// node moves straight to the last class in that chain: every node then
     /// stays above its class's threshold, which `verify` checks.
+    #[inline]
+    fn shrink_target(count: usize, class: usize) -> usize {
+        let mut target = class;
+        while let Some((smaller, threshold)) = Self::SHRINK[target] {
+            if count > threshold {
+                break;
+            }
+            target = smaller;
+        }
+        target
+    }
+
+    /// Moves the node at `loc` into a smaller class when it has become
+    /// sparse enough (into a reserved node).
     ///
     /// # Safety
     ///
@@ -588,23 +836,17 @@ impl<C: Config> RawTree<C> {
     #[inline]
     unsafe fn shrink_if_sparse<S>(
         mem: &mut C::Memory,
-        loc: NonNull<NodePtr>,
+        loc: NonNull<RefOf<C>>,
         node: NodePtr,
         shift: u32,
     ) {
         // SAFETY: forwarded contract.
         unsafe {
-            let count = node::count(node.addr());
             let class = node::class(node.addr());
-            let mut target = class;
-            while let Some((smaller, threshold)) = Self::SHRINK[target] {
-                if count > threshold {
-                    break;
-                }
-                target = smaller;
-            }
+            let target = Self::shrink_target(node::count(node.addr()), class);
             if target != class {
-                loc.write(Self::convert::<S>(mem, node, target, shift));
+                let new = Self::convert::<S>(mem, node, target, shift);
+                loc.write(stored(mem, new));
             }
         }
     }
@@ -653,12 +895,6 @@ unsafe fn remove_entry<S>(node: NodePtr, chunk: u8) -> S {
 impl<C: Config> Drop for RawTree<C> {
     fn drop(&mut self) {
         self.clear();
-    }
-}
-
-impl<C: Config> Default for RawTree<C> {
-    fn default() -> Self {
-        Self::new()
     }
 }
 

@@ -5,6 +5,7 @@
 //! call it after each batch of operations; it is `O(n)` and allocates only
 //! its error message, so it is always compiled in.
 
+use crate::config::RefOf;
 use crate::config::{Config, Pools};
 use crate::key::Key;
 use crate::mem::Memory;
@@ -47,11 +48,11 @@ impl<C: Config> RawTree<C> {
         let mut per_pool = [0usize; 2 * MAX_CLASSES];
         // SAFETY: the tree is live and borrowed; the walk only reads.
         unsafe {
-            walk_nodes(root, root_shift, |node, shift| {
+            walk_nodes::<C::Memory, _>(&mut self.memory(), root, root_shift, |mem, node, shift| {
                 if error.is_some() {
                     return;
                 }
-                match check_node::<C>(node, shift) {
+                match check_node::<C>(mem, node, shift) {
                     Ok(n) => {
                         if shift == 0 {
                             values += n;
@@ -103,8 +104,12 @@ impl<C: Config> RawTree<C> {
 ///
 /// # Safety
 ///
-/// `node` is a live node at `shift`.
-unsafe fn check_node<C: Config>(node: NodePtr, shift: u32) -> Result<usize, String> {
+/// `node` is a live node at `shift` of a tree on `mem`.
+unsafe fn check_node<C: Config>(
+    mem: &C::Memory,
+    node: NodePtr,
+    shift: u32,
+) -> Result<usize, String> {
     // SAFETY: caller's contract.
     unsafe {
         let addr = node.addr();
@@ -134,7 +139,7 @@ unsafe fn check_node<C: Config>(node: NodePtr, shift: u32) -> Result<usize, Stri
             Kind::N256 => {
                 Node256::check(addr)?;
                 if shift > 0 {
-                    Node256::check_null_slots::<NodePtr>(addr)?;
+                    Node256::check_null_slots::<RefOf<C>>(addr)?;
                 } else if LayoutOf::<C>::NONNULL_SLOT {
                     Node256::check_null_slots::<SlotOf<C>>(addr)?;
                 }
@@ -149,12 +154,12 @@ unsafe fn check_node<C: Config>(node: NodePtr, shift: u32) -> Result<usize, Stri
             let entry = if shift == 0 {
                 let entry = entry_at::<SlotOf<C>>(node, pos);
                 if let Some(e) = &entry {
-                    LayoutOf::<C>::check_slot(e.slot)
+                    LayoutOf::<C>::check_slot(e.slot, mem)
                         .map_err(|err| format!("chunk {:#x}: {err}", e.chunk))?;
                 }
                 entry.map(|e| (e.chunk, e.next))
             } else {
-                entry_at::<NodePtr>(node, pos).map(|e| (e.chunk, e.next))
+                entry_at::<RefOf<C>>(node, pos).map(|e| (e.chunk, e.next))
             };
             let Some((chunk, next)) = entry else { break };
             if last.is_some_and(|l| l >= chunk) {

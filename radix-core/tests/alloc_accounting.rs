@@ -388,7 +388,7 @@ where
 /// Replacing varlen values between embedded and leaf sizes allocates and
 /// frees exactly the leaves: after each step the allocator's live bytes are
 /// the nodes plus the current leaves.
-fn varlen_replacements<C: Config<Layout = Varlen<VarBytes>>>() {
+fn varlen_replacements<C: Config<Layout = Varlen<VarBytes>, Memory = LocalMemory>>() {
     let k = |w: u128| key::<C::Key>(w);
     let before = live();
     let mut t = RawTree::<C>::new();

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use radix_core::mem::{LocalMemory, Memory};
+use radix_core::mem::LocalMemory;
 use radix_core::value::VarBytes;
 use radix_core::{radix_tree, Config, SizeClasses};
 

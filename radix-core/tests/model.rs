@@ -172,7 +172,11 @@ fn in_bounds(w: u128, lo: Bound<u128>, hi: Bound<u128>) -> bool {
 }
 
 #[track_caller]
-fn verified<C: Config<Layout: TestLayout>>(t: &RawTree<C>, model: &BTreeMap<u128, u64>, at: &str) {
+fn verified<C: Config<Layout: TestLayout, Memory = LocalMemory>>(
+    t: &RawTree<C>,
+    model: &BTreeMap<u128, u64>,
+    at: &str,
+) {
     if let Err(e) = t.verify() {
         panic!("verify failed {at}: {e}");
     }

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
 use common::*;
+use radix_core::mem::LocalMemory;
 use radix_core::value::{Auto, Embedded, Inline, Leaf, VarBytes, Varlen};
 use radix_core::{Config, Key, Kind, RawTree, SizeClasses};
 
@@ -89,7 +90,7 @@ fn assert_leaves<C: Config<Layout: TestLayout>>(t: &RawTree<C>, tags: impl Itera
 // ---------------------------------------------------------------------
 
 /// One run of PostgreSQL's `test_basic`: `n` keys `i << shift`.
-fn basic<C: Config<Layout: TestLayout>>(n: usize, shift: u32, asc: bool) {
+fn basic<C: Config<Layout: TestLayout, Memory = LocalMemory>>(n: usize, shift: u32, asc: bool) {
     let ctx = format!("n={n} shift={shift} asc={asc}");
     let mut keys: Vec<u128> = (0..n as u128).map(|i| i << shift).collect();
     if !asc {
@@ -170,7 +171,7 @@ fn basic<C: Config<Layout: TestLayout>>(n: usize, shift: u32, asc: bool) {
     assert_eq!(t.memory_usage(), 0, "{ctx}: memory after delete all");
 }
 
-fn size_classes<C: Config<Layout: TestLayout>>() {
+fn size_classes<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
     for n in counts::<C>() {
         for shift in shifts::<C::Key>() {
             basic::<C>(n, shift, true);
@@ -194,7 +195,7 @@ fn random_mask<K: Key>() -> u128 {
     }
 }
 
-fn random<C: Config<Layout: TestLayout>>(draws: usize, seed: u64) {
+fn random<C: Config<Layout: TestLayout, Memory = LocalMemory>>(draws: usize, seed: u64) {
     let k = |w: u128| key::<C::Key>(w);
     let max = max_of::<C::Key>();
     let mask = random_mask::<C::Key>();
@@ -292,7 +293,7 @@ fn random<C: Config<Layout: TestLayout>>(draws: usize, seed: u64) {
 /// in the same node must keep their values; memory must follow the leaf
 /// size exactly (nodes do not change, so memory minus leaf bytes is
 /// constant).
-fn replace_cycle<C: Config<Layout: TestLayout>>() {
+fn replace_cycle<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
     let max = max_of::<C::Key>();
     let k = |w: u128| key::<C::Key>(w);
     let targets: &[u128] = if cfg!(miri) {
@@ -363,7 +364,7 @@ fn replace_cycle<C: Config<Layout: TestLayout>>() {
 // Bug 2: keys above 2^23 lost to 32-bit arithmetic; width boundaries.
 // ---------------------------------------------------------------------
 
-fn boundary_keys<C: Config<Layout: TestLayout>>() {
+fn boundary_keys<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
     let max = max_of::<C::Key>();
     let k = |w: u128| key::<C::Key>(w);
     let mut candidates: BTreeSet<u128> = [
@@ -457,7 +458,7 @@ fn spread_chunk(i: usize) -> u128 {
 /// each child, and deletes and re-inserts a third of them at once (making
 /// holes in node48's slot array), round after round. Node48 with 40
 /// children does this 100 times.
-fn churn<C: Config<Layout: TestLayout>>() {
+fn churn<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
     let counts: &[usize] = if cfg!(miri) {
         &[4, 40]
     } else {
@@ -525,7 +526,7 @@ fn churn<C: Config<Layout: TestLayout>>() {
 // Bugs 4 and 7: memory returns to the empty tree's.
 // ---------------------------------------------------------------------
 
-fn memory_to_empty<C: Config<Layout: TestLayout>>() {
+fn memory_to_empty<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
     let k = |w: u128| key::<C::Key>(w);
     let max = max_of::<C::Key>();
     let levels = C::Key::BITS as usize / 8;
@@ -674,7 +675,7 @@ fn node_class<C: Config>(t: &RawTree<C>, shift: u32) -> usize {
 /// Grows one node from 1 to 256 children and deletes down again, checking
 /// the class after every step against the reference rule, then runs a
 /// random walk of inserts and deletes against the same rule.
-fn thresholds<C: Config<Layout: TestLayout>>() {
+fn thresholds<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
     let classes = C::SIZE_CLASSES;
     let k = |w: u128| key::<C::Key>(w);
     // Under Miri, only the single-node case (a stats walk of one node).
@@ -798,7 +799,7 @@ fn thresholds<C: Config<Layout: TestLayout>>() {
 // Height follows the largest key.
 // ---------------------------------------------------------------------
 
-fn height<C: Config<Layout: TestLayout>>() {
+fn height<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
     let k = |w: u128| key::<C::Key>(w);
     let levels = C::Key::BITS / 8;
     let mut t = RawTree::<C>::new();
@@ -871,7 +872,7 @@ fn bounds(w: u128) -> [Bound<u128>; 3] {
     [Bound::Included(w), Bound::Excluded(w), Bound::Unbounded]
 }
 
-fn ordered_access<C: Config<Layout: TestLayout>>() {
+fn ordered_access<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
     let k = |w: u128| key::<C::Key>(w);
     let max = max_of::<C::Key>();
 
@@ -1023,7 +1024,7 @@ fn ordered_access<C: Config<Layout: TestLayout>>() {
 /// and delete and checking every key. `verify()` checks, among the rest,
 /// that no node is at or below its class's shrink threshold, so a shrink
 /// that lands in a class which should itself have shrunk is caught.
-fn every_step_verified<C: Config<Layout: TestLayout>>() {
+fn every_step_verified<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
     let k = |w: u128| key::<C::Key>(w);
     let classes = C::SIZE_CLASSES;
     let shifts: &[u32] = if cfg!(miri) { &[0] } else { &[0, 8] };

@@ -14,12 +14,14 @@
 //! small store does not hold a whole chunk.
 
 use core::alloc::Layout;
+use core::convert::Infallible;
 use core::fmt;
 use core::ptr::NonNull;
 use std::alloc::{alloc, dealloc, handle_alloc_error};
 
 use super::slab::Slab;
 use super::{Memory, PoolSpec};
+use crate::ptr::LocalRef;
 
 /// Largest bump arena chunk; leaves of a dead-tuple store are small.
 const MAX_ARENA_BYTES: usize = 1 << 20;
@@ -70,6 +72,11 @@ pub struct LocalMemory {
 }
 
 impl LocalMemory {
+    /// A back end serving `pools`, with no limit on its block size.
+    pub fn with_pools(pools: &[PoolSpec]) -> Self {
+        Self::with_block_limit(pools, usize::MAX / 2)
+    }
+
     /// A back end whose slab blocks are at most `max_block` bytes (rounded
     /// up to a power of two, and never smaller than one node), so that a
     /// caller with a memory budget is not pushed over it by one large block.
@@ -108,10 +115,26 @@ impl LocalMemory {
 }
 
 // SAFETY: slab nodes are disjoint pieces of blocks we own, valid until the
-// block is released; leaves come straight from the global allocator.
+// block is released; leaves come straight from the global allocator. A
+// stored word is the address itself.
 unsafe impl Memory for LocalMemory {
-    fn with_pools(pools: &[PoolSpec]) -> Self {
-        Self::with_block_limit(pools, usize::MAX / 2)
+    type Ref = LocalRef;
+    type Error = Infallible;
+    const FALLIBLE: bool = false;
+
+    #[inline(always)]
+    fn to_ref(&self, tagged: NonNull<u8>) -> LocalRef {
+        LocalRef(tagged)
+    }
+
+    #[inline(always)]
+    fn resolve(&self, stored: LocalRef) -> NonNull<u8> {
+        stored.0
+    }
+
+    #[inline(always)]
+    fn reserve_nodes(&mut self, _pool: usize, _count: usize) -> Result<(), Infallible> {
+        Ok(())
     }
 
     #[inline]
@@ -126,15 +149,15 @@ unsafe impl Memory for LocalMemory {
     }
 
     #[inline]
-    fn alloc_leaf(&mut self, layout: Layout) -> NonNull<u8> {
+    fn alloc_leaf(&mut self, layout: Layout) -> Result<NonNull<u8>, Infallible> {
         if layout.size() == 0 {
             // An aligned, non-null address with no provenance to misuse.
-            return NonNull::<u8>::dangling().map_addr(|_| {
+            return Ok(NonNull::<u8>::dangling().map_addr(|_| {
                 core::num::NonZeroUsize::new(layout.align()).expect("align is non-zero")
-            });
+            }));
         }
         if let Some(arenas) = &mut self.arenas {
-            return arenas.alloc(layout);
+            return Ok(arenas.alloc(layout));
         }
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { alloc(layout) };
@@ -142,7 +165,7 @@ unsafe impl Memory for LocalMemory {
             handle_alloc_error(layout)
         };
         self.leaf_bytes += layout.size();
-        leaf
+        Ok(leaf)
     }
 
     #[inline]
@@ -160,6 +183,10 @@ unsafe impl Memory for LocalMemory {
         if let Some(arenas) = &mut self.arenas {
             arenas.arenas.clear();
         }
+    }
+
+    fn releases_leaves(&self) -> bool {
+        self.arenas.is_some()
     }
 
     fn bytes_held(&self) -> usize {
@@ -225,7 +252,7 @@ mod tests {
         // SAFETY: allocated above, not used again.
         unsafe { m.free_node(0, first) };
         assert_eq!(m.alloc_node(0), first, "a freed node is reused first");
-        let leaf = m.alloc_leaf(Layout::new::<[u64; 3]>());
+        let Ok(leaf) = m.alloc_leaf(Layout::new::<[u64; 3]>());
         assert_eq!(m.bytes_held(), (8192 - 128) + 8192 + 24);
         // SAFETY: allocated above with this layout.
         unsafe { m.free_leaf(leaf, Layout::new::<[u64; 3]>()) };
@@ -239,7 +266,10 @@ mod tests {
     fn insert_only_leaves_come_from_fixed_size_arenas() {
         let mut m = LocalMemory::insert_only(&POOLS, 16 << 10);
         let layout = Layout::from_size_align(40, 8).unwrap();
-        let leaves: Vec<_> = (0..2000).map(|_| m.alloc_leaf(layout)).collect();
+        let leaves: Vec<_> = (0..2000)
+            .map(|_| m.alloc_leaf(layout))
+            .collect::<Result<_, _>>()
+            .unwrap();
         // 80,000 bytes in arenas of 4, 8 and then 16 KiB (bumpalo rounds a
         // requested size up to its own chunk size), none grown by bumpalo.
         let arenas = &m.arenas.as_ref().unwrap().arenas;
@@ -255,7 +285,7 @@ mod tests {
         unsafe { m.free_leaf(leaves[0], layout) };
         assert_eq!(m.bytes_held(), held);
         // A leaf larger than the arena chunk gets an arena of its own.
-        m.alloc_leaf(Layout::from_size_align(100 << 10, 8).unwrap());
+        let Ok(_) = m.alloc_leaf(Layout::from_size_align(100 << 10, 8).unwrap());
         assert!(m.bytes_held() >= held + (100 << 10));
         // SAFETY: nothing allocated is used again.
         unsafe { m.release_all() };

@@ -2,8 +2,9 @@
 //!
 //! A node is a header followed by a kind-specific index (how a chunk finds
 //! its slot) and a slot array. The same four node types serve every level:
-//! inner nodes hold [`NodePtr`] child pointers in their
-//! slots, last-level nodes hold the value layout's slot type. Node functions
+//! inner nodes hold child references (the memory back end's
+//! [`StoredRef`]) in their slots, last-level nodes
+//! hold the value layout's slot type. Node functions
 //! are generic over the slot type `S`, which is how inner and leaf nodes
 //! share one implementation (the inner/leaf split PostgreSQL abandoned
 //! because C doubled every type and function).
@@ -39,7 +40,7 @@ pub(crate) use node256::Node256;
 pub(crate) use node4::Node4;
 pub(crate) use node48::Node48;
 
-use crate::ptr::{NodePtr, NODE_ALIGN};
+use crate::ptr::{StoredRef, NODE_ALIGN};
 
 /// The four node kinds. The discriminant is the pointer tag.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
@@ -232,16 +233,17 @@ pub(crate) trait NodeKind {
         unsafe { Self::find::<S>(node, chunk) }
     }
 
-    /// The child for `chunk` of an inner node, if present: the hot step of
-    /// every lookup. Node256 overrides it to skip its bitmap.
+    /// The stored child reference for `chunk` of an inner node, if
+    /// present: the hot step of every lookup. Node256 overrides it to skip
+    /// its bitmap.
     ///
     /// # Safety
     ///
-    /// `node` is a live inner node of this kind.
+    /// `node` is a live inner node of this kind whose slots are `R`.
     #[inline(always)]
-    unsafe fn find_child(node: NonNull<u8>, chunk: u8) -> Option<NodePtr> {
-        // SAFETY: caller's contract: the slots are child pointers.
-        unsafe { Self::find::<NodePtr>(node, chunk).map(|slot| slot.read()) }
+    unsafe fn find_child<R: StoredRef>(node: NonNull<u8>, chunk: u8) -> Option<R> {
+        // SAFETY: caller's contract: the slots are child references.
+        unsafe { Self::find::<R>(node, chunk).map(|slot| slot.read()) }
     }
 
     /// Adds `chunk` with slot value `value`.

@@ -14,7 +14,7 @@
 use core::ptr::NonNull;
 
 use super::{count, header, slot_ptr, write_header, Entry, Kind, NodeKind};
-use crate::ptr::NodePtr;
+use crate::ptr::StoredRef;
 
 /// The node256 kind.
 pub(crate) enum Node256 {}
@@ -63,12 +63,12 @@ impl NodeKind for Node256 {
     }
 
     #[inline(always)]
-    unsafe fn find_child(node: NonNull<u8>, chunk: u8) -> Option<NodePtr> {
+    unsafe fn find_child<R: StoredRef>(node: NonNull<u8>, chunk: u8) -> Option<R> {
         // An inner node256's absent children's slots are null (module
-        // docs), and `Option<NodePtr>` is a `NodePtr` with null as `None`
-        // (`NodePtr` is a transparent `NonNull`).
+        // docs), and `Option<R>` is an `R` with null as `None` (a
+        // `StoredRef` is a transparent non-zero word).
         // SAFETY: caller's contract (a live inner node256); see above.
-        unsafe { slot_ptr::<Option<NodePtr>>(node, Self::INDEX_END, chunk as usize).read() }
+        unsafe { slot_ptr::<Option<R>>(node, Self::INDEX_END, chunk as usize).read() }
     }
 
     #[inline]

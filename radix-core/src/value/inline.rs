@@ -28,6 +28,7 @@ unsafe impl<V> ValueLayout for Inline<V> {
     type Old = Option<V>;
     const NAME: &'static str = "inline";
     const VISIT_ON_DROP: bool = needs_drop::<V>();
+    const DROPS_VALUES: bool = needs_drop::<V>();
 
     #[inline(always)]
     fn absent() -> Option<V> {
@@ -35,12 +36,12 @@ unsafe impl<V> ValueLayout for Inline<V> {
     }
 
     #[inline(always)]
-    fn into_slot<M: Memory>(value: V, _mem: &mut M) -> V {
-        value
+    fn into_slot<M: Memory>(value: V, _mem: &mut M) -> Result<V, M::Error> {
+        Ok(value)
     }
 
     #[inline(always)]
-    unsafe fn get<'a>(slot: NonNull<V>) -> &'a V {
+    unsafe fn get<'a, M: Memory>(slot: NonNull<V>, _mem: &M) -> &'a V {
         // SAFETY: the slot holds a live `V`.
         unsafe { slot.as_ref() }
     }
@@ -65,7 +66,7 @@ unsafe impl<V> ValueLayout for Inline<V> {
 // SAFETY: as `get`, with exclusive access promised by the caller.
 unsafe impl<V> MutableLayout for Inline<V> {
     #[inline(always)]
-    unsafe fn get_mut<'a>(mut slot: NonNull<V>) -> &'a mut V {
+    unsafe fn get_mut<'a, M: Memory>(mut slot: NonNull<V>, _mem: &M) -> &'a mut V {
         // SAFETY: the slot holds a live `V`; access is exclusive.
         unsafe { slot.as_mut() }
     }

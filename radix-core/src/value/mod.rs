@@ -63,18 +63,29 @@ pub unsafe trait ValueLayout {
     /// zero bits.
     const NONNULL_SLOT: bool = false;
 
+    /// Whether values have drop glue (a `V` that needs dropping). A layout
+    /// that only needs to visit its slots to free leaves may skip the visit
+    /// when the back end frees leaves wholesale
+    /// ([`Memory::releases_leaves`]).
+    const DROPS_VALUES: bool;
+
     /// The `Old` value meaning "there was none".
     fn absent() -> Self::Old;
 
     /// Turns an input into a slot value, allocating a leaf if needed.
-    fn into_slot<M: Memory>(input: Self::Input<'_>, mem: &mut M) -> Self::Slot;
+    ///
+    /// # Errors
+    ///
+    /// The back end could not allocate the leaf; nothing was allocated.
+    fn into_slot<M: Memory>(input: Self::Input<'_>, mem: &mut M) -> Result<Self::Slot, M::Error>;
 
     /// The value a slot holds.
     ///
     /// # Safety
     ///
-    /// `slot` holds a live slot value; the reference must not outlive it.
-    unsafe fn get<'a>(slot: NonNull<Self::Slot>) -> &'a Self::Value;
+    /// `slot` holds a live slot value made on `mem`; the reference must not
+    /// outlive it.
+    unsafe fn get<'a, M: Memory>(slot: NonNull<Self::Slot>, mem: &M) -> &'a Self::Value;
 
     /// Consumes a slot value that has been removed from its node.
     ///
@@ -103,9 +114,12 @@ pub unsafe trait ValueLayout {
     ///
     /// # Safety
     ///
-    /// `slot` holds a live slot value.
-    unsafe fn check_slot(slot: NonNull<Self::Slot>) -> Result<(), &'static str> {
-        let _ = slot;
+    /// `slot` holds a live slot value made on `mem`.
+    unsafe fn check_slot<M: Memory>(
+        slot: NonNull<Self::Slot>,
+        mem: &M,
+    ) -> Result<(), &'static str> {
+        let _ = (slot, mem);
         Ok(())
     }
 }
@@ -120,7 +134,7 @@ pub unsafe trait MutableLayout: ValueLayout {
     ///
     /// # Safety
     ///
-    /// `slot` holds a live slot value, and nothing else refers to it while
-    /// the reference lives.
-    unsafe fn get_mut<'a>(slot: NonNull<Self::Slot>) -> &'a mut Self::Value;
+    /// `slot` holds a live slot value made on `mem`, and nothing else refers
+    /// to it while the reference lives.
+    unsafe fn get_mut<'a, M: Memory>(slot: NonNull<Self::Slot>, mem: &M) -> &'a mut Self::Value;
 }

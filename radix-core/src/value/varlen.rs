@@ -82,16 +82,35 @@ impl<V: ?Sized + VarlenValue> Varlen<V> {
         Layout::from_size_align(len.max(1), V::ALIGN.max(MIN_LEAF_ALIGN)).expect("value layout")
     }
 
-    /// The leaf a slot points to, or `None` when the value is embedded.
+    /// Whether a slot holds an embedded value (its tag bit is set).
+    ///
+    /// # Safety
+    ///
+    /// `slot` holds a slot word made by `into_slot`.
     #[inline(always)]
-    unsafe fn leaf(slot: NonNull<SlotWord>) -> Option<NonNull<u8>> {
+    unsafe fn is_embedded(slot: NonNull<SlotWord>) -> bool {
         // SAFETY: every slot word is fully initialised by `into_slot`, either
-        // as a pointer or as zero-padded value bytes.
+        // as a stored leaf reference or as zero-padded value bytes; only the
+        // address bits are looked at.
         let word = unsafe { slot.cast::<*mut u8>().read() };
-        if CAN_EMBED && word.addr() & TAG_BIT as usize != 0 {
-            None
-        } else {
-            NonNull::new(word)
+        CAN_EMBED && word.addr() & TAG_BIT as usize != 0
+    }
+
+    /// The leaf a slot refers to, or `None` when the value is embedded.
+    ///
+    /// # Safety
+    ///
+    /// `slot` holds a slot word made by `into_slot` on `mem`.
+    #[inline(always)]
+    unsafe fn leaf<M: Memory>(slot: NonNull<SlotWord>, mem: &M) -> Option<NonNull<u8>> {
+        // SAFETY: the caller's contract; an untagged word is a stored leaf
+        // reference, one word long.
+        unsafe {
+            if Self::is_embedded(slot) {
+                None
+            } else {
+                Some(mem.resolve(slot.cast::<M::Ref>().read()))
+            }
         }
     }
 
@@ -121,6 +140,7 @@ unsafe impl<V: ?Sized + VarlenValue> ValueLayout for Varlen<V> {
     /// An embedded value has its tag bit set and the rest of the word
     /// zeroed; a leaf pointer is never null.
     const NONNULL_SLOT: bool = true;
+    const DROPS_VALUES: bool = false;
 
     #[inline(always)]
     fn absent() -> bool {
@@ -128,7 +148,8 @@ unsafe impl<V: ?Sized + VarlenValue> ValueLayout for Varlen<V> {
     }
 
     #[inline]
-    fn into_slot<M: Memory>(value: &V, mem: &mut M) -> SlotWord {
+    fn into_slot<M: Memory>(value: &V, mem: &mut M) -> Result<SlotWord, M::Error> {
+        const { assert!(size_of::<M::Ref>() == WORD) };
         let len = value.byte_len();
         let src = NonNull::from(value).cast::<u8>();
         let mut word = MaybeUninit::<*mut u8>::uninit();
@@ -142,20 +163,23 @@ unsafe impl<V: ?Sized + VarlenValue> ValueLayout for Varlen<V> {
                 *dst |= TAG_BIT;
             }
         } else {
-            let leaf = mem.alloc_leaf(Self::leaf_layout(len));
-            // SAFETY: the leaf holds `len` bytes; the value's are initialised.
-            unsafe { leaf.copy_from_nonoverlapping(src, len) };
-            word.write(leaf.as_ptr());
+            let leaf = mem.alloc_leaf(Self::leaf_layout(len))?;
+            // SAFETY: the leaf holds `len` bytes; the value's are
+            // initialised; a stored reference is one word (asserted above).
+            unsafe {
+                leaf.copy_from_nonoverlapping(src, len);
+                word.as_mut_ptr().cast::<M::Ref>().write(mem.to_ref(leaf));
+            }
         }
-        SlotWord(word)
+        Ok(SlotWord(word))
     }
 
     #[inline(always)]
-    unsafe fn get<'a>(slot: NonNull<SlotWord>) -> &'a V {
+    unsafe fn get<'a, M: Memory>(slot: NonNull<SlotWord>, mem: &M) -> &'a V {
         // SAFETY: an embedded value's bytes are the slot's, a leaf's are the
         // leaf's; both are suitably aligned and live while the slot is.
         unsafe {
-            match Self::leaf(slot) {
+            match Self::leaf(slot, mem) {
                 None => V::from_bytes(slot.cast()),
                 Some(leaf) => V::from_bytes(leaf),
             }
@@ -167,7 +191,7 @@ unsafe impl<V: ?Sized + VarlenValue> ValueLayout for Varlen<V> {
         let mut slot = slot;
         // SAFETY: the slot value is live; its leaf is freed exactly once.
         unsafe {
-            if let Some(leaf) = Self::leaf(NonNull::from(&mut slot)) {
+            if let Some(leaf) = Self::leaf(NonNull::from(&mut slot), mem) {
                 Self::free_leaf(leaf, mem);
             }
         }
@@ -178,7 +202,7 @@ unsafe impl<V: ?Sized + VarlenValue> ValueLayout for Varlen<V> {
     unsafe fn drop_slot<M: Memory>(slot: NonNull<SlotWord>, mem: &mut M) {
         // SAFETY: the slot value is live; its leaf is freed exactly once.
         unsafe {
-            if let Some(leaf) = Self::leaf(slot) {
+            if let Some(leaf) = Self::leaf(slot, mem) {
                 Self::free_leaf(leaf, mem);
             }
         }
@@ -187,23 +211,25 @@ unsafe impl<V: ?Sized + VarlenValue> ValueLayout for Varlen<V> {
     #[inline]
     unsafe fn is_leaf(slot: NonNull<SlotWord>) -> bool {
         // SAFETY: forwarded contract.
-        unsafe { Self::leaf(slot).is_some() }
+        unsafe { !Self::is_embedded(slot) }
     }
 
-    /// An untagged slot must hold an aligned leaf pointer to a value too
+    /// An untagged slot must hold an aligned leaf reference to a value too
     /// large to embed. (A tagged slot's length is not checked: reading it
     /// would trust the very header under suspicion.)
-    unsafe fn check_slot(slot: NonNull<SlotWord>) -> Result<(), &'static str> {
+    unsafe fn check_slot<M: Memory>(slot: NonNull<SlotWord>, mem: &M) -> Result<(), &'static str> {
         // SAFETY: forwarded contract; every slot word is initialised.
         let word = unsafe { slot.cast::<*mut u8>().read() };
         if CAN_EMBED && word.addr() & TAG_BIT as usize != 0 {
             return Ok(());
         }
+        // A stored reference keeps an address's low bits, so alignment
+        // shows in either form.
         if word.is_null() || word.addr() % Self::leaf_layout(1).align() != 0 {
-            return Err("varlen slot is neither tagged nor an aligned leaf pointer");
+            return Err("varlen slot is neither tagged nor an aligned leaf reference");
         }
-        // SAFETY: forwarded contract: an aligned, non-null leaf pointer.
-        let len = unsafe { Self::get(slot) }.byte_len();
+        // SAFETY: forwarded contract: an aligned, non-null leaf reference.
+        let len = unsafe { Self::get(slot, mem) }.byte_len();
         if Self::embeds(len) {
             return Err("varlen value in a leaf although it fits the slot");
         }

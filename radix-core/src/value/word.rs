@@ -38,16 +38,22 @@ impl<V, const EMBED: bool> Word<V, EMBED> {
         && size_of::<V>() <= size_of::<SlotWord>()
         && align_of::<V>() <= align_of::<SlotWord>();
 
+    /// The leaf a slot refers to.
+    ///
+    /// # Safety
+    ///
+    /// The slot holds a stored leaf reference that `into_slot` wrote on
+    /// `mem`.
     #[inline(always)]
-    unsafe fn leaf(slot: NonNull<SlotWord>) -> NonNull<V> {
-        // SAFETY: the caller promises the slot holds a leaf pointer, which
-        // `into_slot` wrote from a non-null allocation.
-        unsafe { NonNull::new_unchecked(slot.cast::<*mut V>().read()) }
+    unsafe fn leaf<M: Memory>(slot: NonNull<SlotWord>, mem: &M) -> NonNull<V> {
+        // SAFETY: the caller's contract; a stored reference is one word.
+        unsafe { mem.resolve(slot.cast::<M::Ref>().read()).cast() }
     }
 }
 
 // SAFETY: embedded values live in the slot and are read/dropped exactly
-// once; leaves are allocated with `Layout::new::<V>()` and freed with it.
+// once; leaves are allocated with `Layout::new::<V>()` and freed with it,
+// and the slot holds the back end's stored reference to the leaf.
 unsafe impl<V, const EMBED: bool> ValueLayout for Word<V, EMBED> {
     type Value = V;
     type Slot = SlotWord;
@@ -58,8 +64,9 @@ unsafe impl<V, const EMBED: bool> ValueLayout for Word<V, EMBED> {
     type Old = Option<V>;
     const NAME: &'static str = if Self::EMBEDS { "embedded" } else { "leaf" };
     const VISIT_ON_DROP: bool = !Self::EMBEDS || needs_drop::<V>();
-    /// A leaf pointer is never null (an embedded value may be all zeros).
+    /// A leaf reference is never null (an embedded value may be all zeros).
     const NONNULL_SLOT: bool = !Self::EMBEDS;
+    const DROPS_VALUES: bool = needs_drop::<V>();
 
     #[inline(always)]
     fn absent() -> Option<V> {
@@ -67,28 +74,34 @@ unsafe impl<V, const EMBED: bool> ValueLayout for Word<V, EMBED> {
     }
 
     #[inline(always)]
-    fn into_slot<M: Memory>(value: V, mem: &mut M) -> SlotWord {
+    fn into_slot<M: Memory>(value: V, mem: &mut M) -> Result<SlotWord, M::Error> {
+        const { assert!(size_of::<M::Ref>() == size_of::<SlotWord>()) };
         let mut word = MaybeUninit::<*mut u8>::uninit();
         if Self::EMBEDS {
             // SAFETY: `V` fits the word in size and alignment.
             unsafe { word.as_mut_ptr().cast::<V>().write(value) };
         } else {
-            let leaf = mem.alloc_leaf(Layout::new::<V>()).cast::<V>();
-            // SAFETY: a fresh allocation for one `V`.
-            unsafe { leaf.write(value) };
-            word.write(leaf.as_ptr().cast());
+            let leaf = mem.alloc_leaf(Layout::new::<V>())?.cast::<V>();
+            // SAFETY: a fresh allocation for one `V`; a stored reference is
+            // one word, as the assertion above checks.
+            unsafe {
+                leaf.write(value);
+                word.as_mut_ptr()
+                    .cast::<M::Ref>()
+                    .write(mem.to_ref(leaf.cast()));
+            }
         }
-        SlotWord(word)
+        Ok(SlotWord(word))
     }
 
     #[inline(always)]
-    unsafe fn get<'a>(slot: NonNull<SlotWord>) -> &'a V {
+    unsafe fn get<'a, M: Memory>(slot: NonNull<SlotWord>, mem: &M) -> &'a V {
         // SAFETY: the slot holds a live value, embedded or in its leaf.
         unsafe {
             if Self::EMBEDS {
                 slot.cast::<V>().as_ref()
             } else {
-                Self::leaf(slot).as_ref()
+                Self::leaf(slot, mem).as_ref()
             }
         }
     }
@@ -100,7 +113,8 @@ unsafe impl<V, const EMBED: bool> ValueLayout for Word<V, EMBED> {
             if Self::EMBEDS {
                 Some(slot.0.as_ptr().cast::<V>().read())
             } else {
-                let leaf = NonNull::new_unchecked(slot.0.assume_init().cast::<V>());
+                let mut slot = slot;
+                let leaf = Self::leaf(NonNull::from(&mut slot), mem);
                 let value = leaf.read();
                 mem.free_leaf(leaf.cast(), Layout::new::<V>());
                 Some(value)
@@ -115,7 +129,7 @@ unsafe impl<V, const EMBED: bool> ValueLayout for Word<V, EMBED> {
             if Self::EMBEDS {
                 slot.cast::<V>().drop_in_place();
             } else {
-                let leaf = Self::leaf(slot);
+                let leaf = Self::leaf(slot, mem);
                 leaf.drop_in_place();
                 mem.free_leaf(leaf.cast(), Layout::new::<V>());
             }
@@ -131,13 +145,13 @@ unsafe impl<V, const EMBED: bool> ValueLayout for Word<V, EMBED> {
 // SAFETY: as `get`, with exclusive access promised by the caller.
 unsafe impl<V, const EMBED: bool> MutableLayout for Word<V, EMBED> {
     #[inline(always)]
-    unsafe fn get_mut<'a>(slot: NonNull<SlotWord>) -> &'a mut V {
+    unsafe fn get_mut<'a, M: Memory>(slot: NonNull<SlotWord>, mem: &M) -> &'a mut V {
         // SAFETY: the slot holds a live value; access is exclusive.
         unsafe {
             if Self::EMBEDS {
                 slot.cast::<V>().as_mut()
             } else {
-                Self::leaf(slot).as_mut()
+                Self::leaf(slot, mem).as_mut()
             }
         }
     }

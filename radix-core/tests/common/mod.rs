@@ -13,6 +13,7 @@
 //! Each test file compiles this module separately and uses part of it.
 #![allow(dead_code, unused_macros, unused_imports)]
 
+use radix_core::mem::LocalMemory;
 use radix_core::value::{Inline, VarBytes, Varlen, Word};
 use radix_core::{Config, Key, RawTree};
 
@@ -196,9 +197,13 @@ pub fn assert_old(old: Old, expected: Option<u64>, what: &str) {
 /// One interface over every value layout the suites test.
 pub trait TestLayout: radix_core::value::ValueLayout {
     /// Stores the value for `tag` under `key`.
-    fn put<C: Config<Layout = Self>>(t: &mut RawTree<C>, key: C::Key, tag: u64) -> Old;
+    fn put<C: Config<Layout = Self, Memory = LocalMemory>>(
+        t: &mut RawTree<C>,
+        key: C::Key,
+        tag: u64,
+    ) -> Old;
     /// Removes `key`.
-    fn del<C: Config<Layout = Self>>(t: &mut RawTree<C>, key: C::Key) -> Old;
+    fn del<C: Config<Layout = Self, Memory = LocalMemory>>(t: &mut RawTree<C>, key: C::Key) -> Old;
     /// Whether `value` is the value for `tag`.
     fn check(value: &Self::Value, tag: u64) -> bool;
     /// Whether the value for `tag` lives in a separate leaf allocation.
@@ -208,13 +213,17 @@ pub trait TestLayout: radix_core::value::ValueLayout {
 }
 
 impl<const EMBED: bool> TestLayout for Word<u64, EMBED> {
-    fn put<C: Config<Layout = Self>>(t: &mut RawTree<C>, key: C::Key, tag: u64) -> Old {
+    fn put<C: Config<Layout = Self, Memory = LocalMemory>>(
+        t: &mut RawTree<C>,
+        key: C::Key,
+        tag: u64,
+    ) -> Old {
         match t.insert(key, tag) {
             None => Old::Absent,
             Some(v) => Old::Present(Some(v)),
         }
     }
-    fn del<C: Config<Layout = Self>>(t: &mut RawTree<C>, key: C::Key) -> Old {
+    fn del<C: Config<Layout = Self, Memory = LocalMemory>>(t: &mut RawTree<C>, key: C::Key) -> Old {
         match t.remove(key) {
             None => Old::Absent,
             Some(v) => Old::Present(Some(v)),
@@ -241,7 +250,11 @@ pub fn inline_value(tag: u64) -> [u64; 3] {
 }
 
 impl TestLayout for Inline<[u64; 3]> {
-    fn put<C: Config<Layout = Self>>(t: &mut RawTree<C>, key: C::Key, tag: u64) -> Old {
+    fn put<C: Config<Layout = Self, Memory = LocalMemory>>(
+        t: &mut RawTree<C>,
+        key: C::Key,
+        tag: u64,
+    ) -> Old {
         match t.insert(key, inline_value(tag)) {
             None => Old::Absent,
             Some(v) => {
@@ -250,7 +263,7 @@ impl TestLayout for Inline<[u64; 3]> {
             }
         }
     }
-    fn del<C: Config<Layout = Self>>(t: &mut RawTree<C>, key: C::Key) -> Old {
+    fn del<C: Config<Layout = Self, Memory = LocalMemory>>(t: &mut RawTree<C>, key: C::Key) -> Old {
         match t.remove(key) {
             None => Old::Absent,
             Some(v) => {
@@ -272,7 +285,11 @@ impl TestLayout for Inline<[u64; 3]> {
 
 /// `[u64; 3]` in a one-word slot: too large to embed, so always a leaf.
 impl<const EMBED: bool> TestLayout for Word<[u64; 3], EMBED> {
-    fn put<C: Config<Layout = Self>>(t: &mut RawTree<C>, key: C::Key, tag: u64) -> Old {
+    fn put<C: Config<Layout = Self, Memory = LocalMemory>>(
+        t: &mut RawTree<C>,
+        key: C::Key,
+        tag: u64,
+    ) -> Old {
         match t.insert(key, inline_value(tag)) {
             None => Old::Absent,
             Some(v) => {
@@ -281,7 +298,7 @@ impl<const EMBED: bool> TestLayout for Word<[u64; 3], EMBED> {
             }
         }
     }
-    fn del<C: Config<Layout = Self>>(t: &mut RawTree<C>, key: C::Key) -> Old {
+    fn del<C: Config<Layout = Self, Memory = LocalMemory>>(t: &mut RawTree<C>, key: C::Key) -> Old {
         match t.remove(key) {
             None => Old::Absent,
             Some(v) => {
@@ -310,14 +327,21 @@ impl<const EMBED: bool> TestLayout for Word<[u64; 3], EMBED> {
 macro_rules! small_layout {
     ($layout:ty, $value:ty, $make:expr, $leaf:expr) => {
         impl TestLayout for $layout {
-            fn put<C: Config<Layout = Self>>(t: &mut RawTree<C>, key: C::Key, tag: u64) -> Old {
+            fn put<C: Config<Layout = Self, Memory = LocalMemory>>(
+                t: &mut RawTree<C>,
+                key: C::Key,
+                tag: u64,
+            ) -> Old {
                 let make: fn(u64) -> $value = $make;
                 match t.insert(key, make(tag)) {
                     None => Old::Absent,
                     Some(_) => Old::Present(None),
                 }
             }
-            fn del<C: Config<Layout = Self>>(t: &mut RawTree<C>, key: C::Key) -> Old {
+            fn del<C: Config<Layout = Self, Memory = LocalMemory>>(
+                t: &mut RawTree<C>,
+                key: C::Key,
+            ) -> Old {
                 match t.remove(key) {
                     None => Old::Absent,
                     Some(_) => Old::Present(None),
@@ -344,7 +368,11 @@ small_layout!(Inline<u8>, u8, |tag| tag as u8, false);
 small_layout!(Inline<u16>, u16, |tag| (tag >> 8) as u16, false);
 
 impl TestLayout for Varlen<VarBytes> {
-    fn put<C: Config<Layout = Self>>(t: &mut RawTree<C>, key: C::Key, tag: u64) -> Old {
+    fn put<C: Config<Layout = Self, Memory = LocalMemory>>(
+        t: &mut RawTree<C>,
+        key: C::Key,
+        tag: u64,
+    ) -> Old {
         let value = var_bytes(tag);
         if t.insert(key, &value) {
             Old::Present(None)
@@ -352,7 +380,7 @@ impl TestLayout for Varlen<VarBytes> {
             Old::Absent
         }
     }
-    fn del<C: Config<Layout = Self>>(t: &mut RawTree<C>, key: C::Key) -> Old {
+    fn del<C: Config<Layout = Self, Memory = LocalMemory>>(t: &mut RawTree<C>, key: C::Key) -> Old {
         if t.remove(key) {
             Old::Present(None)
         } else {
@@ -376,12 +404,19 @@ impl TestLayout for Varlen<VarBytes> {
 }
 
 /// Stores the value for `tag` under `key`.
-pub fn put<C: Config<Layout: TestLayout>>(t: &mut RawTree<C>, k: C::Key, tag: u64) -> Old {
+pub fn put<C: Config<Layout: TestLayout, Memory = LocalMemory>>(
+    t: &mut RawTree<C>,
+    k: C::Key,
+    tag: u64,
+) -> Old {
     <C::Layout as TestLayout>::put(t, k, tag)
 }
 
 /// Removes `key`.
-pub fn del<C: Config<Layout: TestLayout>>(t: &mut RawTree<C>, k: C::Key) -> Old {
+pub fn del<C: Config<Layout: TestLayout, Memory = LocalMemory>>(
+    t: &mut RawTree<C>,
+    k: C::Key,
+) -> Old {
     <C::Layout as TestLayout>::del(t, k)
 }
 
