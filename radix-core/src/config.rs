@@ -48,6 +48,11 @@ pub trait Config: 'static {
     const DELETE: bool;
 }
 
+/// Configurations with `remove`: what a shared tree's write guard requires
+/// for its `remove`. The `radix_tree!` macro implements it when `delete` is
+/// true.
+pub trait Removable: Config {}
+
 /// The stored child reference of configuration `C`: what its inner slots
 /// hold.
 pub(crate) type RefOf<C> = <<C as Config>::Memory as Memory>::Ref;

@@ -81,6 +81,8 @@ pub mod key;
 pub mod mem;
 pub mod node;
 pub mod ptr;
+#[cfg(target_os = "linux")]
+pub mod shm;
 pub mod simd;
 mod stats;
 #[cfg(test)]

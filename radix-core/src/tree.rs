@@ -315,6 +315,17 @@ impl<C: Config> RawTree<C> {
         }
     }
 
+    /// The root reference, its shift and the number of keys: what a shared
+    /// tree publishes for other processes after each change.
+    pub(crate) fn parts(&self) -> (Option<RefOf<C>>, u32, usize) {
+        (self.root, self.root_shift, self.len)
+    }
+
+    /// The memory back end, mutably.
+    pub(crate) fn memory_mut(&mut self) -> &mut C::Memory {
+        &mut self.mem
+    }
+
     /// The node pools this configuration needs, for building a back end.
     pub fn pool_specs() -> Vec<PoolSpec> {
         let (specs, count) = Pools::<C>::specs();

@@ -8,7 +8,7 @@
 use quote::ToTokens;
 use syn::Type;
 
-use crate::validate::{Layout, Spec};
+use crate::validate::{Layout, Memory, Spec};
 
 /// A type as a user would write it: `Vec<u8>`, not `Vec < u8 >`.
 pub fn type_string(ty: &Type) -> String {
@@ -55,7 +55,16 @@ pub fn type_docs(spec: &Spec) -> Vec<String> {
         format!("- key: `{key}`"),
         format!("- value: `{value}`"),
         format!("- layout: {}", layout_doc(spec.layout)),
-        "- memory: local (nodes from a slab allocator per size class in process memory)".into(),
+        match spec.memory {
+            Memory::Local => {
+                "- memory: local (nodes from a slab allocator per size class in process memory)"
+                    .into()
+            }
+            Memory::Shared => "- memory: shared (nodes in a shared-memory area that several \
+                 processes attach to; read and written under a process-shared lock through \
+                 `read` and `write`)"
+                .into(),
+        },
         format!("- size classes: {}", size_classes_doc(spec)),
         if spec.delete {
             "- delete: enabled (`remove` is available)".into()
@@ -67,6 +76,14 @@ pub fn type_docs(spec: &Spec) -> Vec<String> {
          ascending key order. The type is `Send` and `Sync` when its values are."
             .into(),
     ]);
+    if spec.memory == Memory::Shared {
+        lines.push(String::new());
+        lines.push(
+            "Insert and remove return `Result`: the area may be full, in which case the \
+             tree is left unchanged."
+                .into(),
+        );
+    }
     lines
 }
 

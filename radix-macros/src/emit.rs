@@ -4,12 +4,14 @@
 //!
 //! - `BlockMapConfig`, a hidden, uninhabited type implementing
 //!   `radix_core::Config` with the chosen key, layout, memory, size classes
-//!   and delete flag;
+//!   and delete flag (and `radix_core::config::Removable` with delete);
 //! - compile-time checks of the configuration (see [`assertions`]);
-//! - `BlockMap`, a newtype around `radix_core::RawTree<BlockMapConfig>`,
+//! - `BlockMap`, a newtype around `radix_core::RawTree<BlockMapConfig>`
+//!   (with `memory: shared`, around `radix_core::shm::SharedTree`),
 //!   documented with the user's docs and a generated configuration section;
 //! - the iterator type aliases `BlockMapIter`, `BlockMapRange`,
-//!   `BlockMapKeys` and `BlockMapValues`;
+//!   `BlockMapKeys` and `BlockMapValues`, and for shared trees the guard
+//!   aliases `BlockMapReadGuard` and `BlockMapWriteGuard`;
 //! - the inherent methods ([`crate::methods`]) and trait implementations
 //!   ([`crate::traits`]).
 //!
@@ -23,7 +25,7 @@ use syn::spanned::Spanned;
 use syn::Ident;
 
 use crate::docs;
-use crate::validate::{Layout, Spec};
+use crate::validate::{Layout, Memory, Spec};
 
 /// The names of the emitted items.
 pub struct Names {
@@ -39,6 +41,10 @@ pub struct Names {
     pub keys: Ident,
     /// The value iterator alias: `{tree}Values`.
     pub values: Ident,
+    /// A shared tree's read guard alias: `{tree}ReadGuard`.
+    pub read_guard: Ident,
+    /// A shared tree's write guard alias: `{tree}WriteGuard`.
+    pub write_guard: Ident,
 }
 
 impl Names {
@@ -50,6 +56,8 @@ impl Names {
             range: format_ident!("{}Range", tree),
             keys: format_ident!("{}Keys", tree),
             values: format_ident!("{}Values", tree),
+            read_guard: format_ident!("{}ReadGuard", tree),
+            write_guard: format_ident!("{}WriteGuard", tree),
         }
     }
 }
@@ -61,8 +69,16 @@ pub fn emit(spec: &Spec) -> TokenStream {
     let assertions = assertions(spec);
     let tree = tree_type(spec, &names);
     let aliases = aliases(spec, &names);
-    let methods = crate::methods::inherent(spec, &names);
-    let traits = crate::traits::impls(spec, &names);
+    let (methods, traits) = match spec.memory {
+        Memory::Local => (
+            crate::methods::inherent(spec, &names),
+            crate::traits::impls(spec, &names),
+        ),
+        Memory::Shared => (
+            crate::shared::inherent(spec, &names),
+            crate::shared::impls(spec, &names),
+        ),
+    };
     quote! {
         #config
         #assertions
@@ -118,6 +134,16 @@ fn config(spec: &Spec, names: &Names) -> TokenStream {
     let Names { tree, config, .. } = names;
     let layout = layout_type(spec);
     let classes = size_classes_expr(spec);
+    let memory = match spec.memory {
+        Memory::Local => quote!(::radix_core::mem::LocalMemory),
+        Memory::Shared => quote!(::radix_core::mem::SharedMemory),
+    };
+    let removable = delete.then(|| {
+        quote! {
+            #(#forwarded)*
+            impl ::radix_core::config::Removable for #config {}
+        }
+    });
     let doc = format!(
         "The compile-time configuration of [`{tree}`], declared by `radix_tree!`. \
          An uninhabited marker type implementing `radix_core::Config`."
@@ -132,10 +158,12 @@ fn config(spec: &Spec, names: &Names) -> TokenStream {
         impl ::radix_core::Config for #config {
             type Key = #key;
             type Layout = #layout;
-            type Memory = ::radix_core::mem::LocalMemory;
+            type Memory = #memory;
             const SIZE_CLASSES: ::radix_core::SizeClasses = #classes;
             const DELETE: bool = #delete;
         }
+
+        #removable
     }
 }
 
@@ -147,7 +175,10 @@ fn config(spec: &Spec, names: &Names) -> TokenStream {
 ///   (from `SizeClasses::check`, the one place the rules live) becomes the
 ///   compile error;
 /// - an `embedded` value fits a pointer-sized, pointer-aligned word;
-/// - a `varlen` value implements `VarlenValue`.
+/// - a `varlen` value implements `VarlenValue`;
+/// - a shared tree's value (other than `varlen`) implements
+///   `radix_core::shm::ShmSafe`: plain bytes, since a pointer into one
+///   process's heap means nothing in another.
 fn assertions(spec: &Spec) -> TokenStream {
     let Spec {
         forwarded,
@@ -182,6 +213,15 @@ fn assertions(spec: &Spec) -> TokenStream {
         }),
         Layout::Auto | Layout::Leaf | Layout::Inline => {}
     }
+    if spec.memory == Memory::Shared && spec.layout != Layout::Varlen {
+        let span = value.span();
+        checks.extend(quote_spanned! {span=>
+            const _: fn() = || {
+                fn shared_values_must_be_plain_bytes<T: ::radix_core::shm::ShmSafe>() {}
+                shared_values_must_be_plain_bytes::<#value>();
+            };
+        });
+    }
     quote! {
         #(#forwarded)*
         const _: () = {
@@ -199,6 +239,10 @@ fn tree_type(spec: &Spec, names: &Names) -> TokenStream {
         ..
     } = spec;
     let Names { tree, config, .. } = names;
+    let field = match spec.memory {
+        Memory::Local => quote!(raw: ::radix_core::RawTree<#config>),
+        Memory::Shared => quote!(inner: ::radix_core::shm::SharedTree<#config>),
+    };
     let generated = docs::type_docs(spec).into_iter().map(|line| {
         if line.is_empty() {
             line
@@ -211,7 +255,7 @@ fn tree_type(spec: &Spec, names: &Names) -> TokenStream {
         #(#[doc = #generated])*
         #(#forwarded)*
         #vis struct #tree {
-            raw: ::radix_core::RawTree<#config>,
+            #field,
         }
     }
 }
@@ -226,20 +270,50 @@ fn aliases(spec: &Spec, names: &Names) -> TokenStream {
         range,
         keys,
         values,
+        read_guard,
+        write_guard,
     } = names;
+    let guards = (spec.memory == Memory::Shared).then(|| {
+        let read_doc = format!(
+            "The read lock of a [`{tree}`], from [`{tree}::read`]: dereferences to \
+             `radix_core::shm::TreeView` for every read, and releases the lock on drop."
+        );
+        let write_doc = format!(
+            "The write lock of a [`{tree}`], from [`{tree}::write`]: reads as the read guard \
+             does, adds `insert`, `remove` and `clear`, and releases the lock on drop."
+        );
+        quote! {
+            #(#forwarded)*
+            #[doc = #read_doc]
+            #vis type #read_guard<'a> = ::radix_core::shm::ReadGuard<'a, #config>;
+
+            #(#forwarded)*
+            #[doc = #write_doc]
+            #vis type #write_guard<'a> = ::radix_core::shm::WriteGuard<'a, #config>;
+        }
+    });
+    // Who makes the iterators: the tree, or a shared tree's guards.
+    let maker = |method: &str| match spec.memory {
+        Memory::Local => format!("[`{tree}::{method}`]"),
+        Memory::Shared => format!("`{method}` on a [`{tree}ReadGuard`] or [`{tree}WriteGuard`]"),
+    };
     let iter_doc = format!(
         "An iterator over a [`{tree}`]'s entries as `(key, &value)`, in ascending key \
-         order; made by [`{tree}::iter`]."
+         order; made by {}.",
+        maker("iter")
     );
     let range_doc = format!(
         "An iterator over the entries of a [`{tree}`] whose keys lie in a range, in \
-         ascending key order; made by [`{tree}::range`]."
+         ascending key order; made by {}.",
+        maker("range")
     );
-    let keys_doc =
-        format!("An iterator over a [`{tree}`]'s keys, ascending; made by [`{tree}::keys`].");
+    let keys_doc = format!(
+        "An iterator over a [`{tree}`]'s keys, ascending; made by {}.",
+        maker("keys")
+    );
     let values_doc = format!(
-        "An iterator over a [`{tree}`]'s values, in ascending key order; made by \
-         [`{tree}::values`]."
+        "An iterator over a [`{tree}`]'s values, in ascending key order; made by {}.",
+        maker("values")
     );
     quote! {
         #(#forwarded)*
@@ -257,5 +331,7 @@ fn aliases(spec: &Spec, names: &Names) -> TokenStream {
         #(#forwarded)*
         #[doc = #values_doc]
         #vis type #values<'a> = ::radix_core::Values<'a, #config>;
+
+        #guards
     }
 }

@@ -21,6 +21,7 @@ mod docs;
 mod emit;
 mod methods;
 mod parse;
+mod shared;
 mod traits;
 mod validate;
 
@@ -53,7 +54,7 @@ mod validate;
 ///         key: u8 | u16 | u32 | u64 | u128,          // required
 ///         value: TYPE,                               // required
 ///         layout: auto | embedded | leaf | inline | varlen,  // default auto
-///         memory: local,                             // default local
+///         memory: local | shared,                    // default local
 ///         size_classes: [4, 16, 32, 64, 256],        // default as shown
 ///         delete: true | false,                      // default true
 ///     }
@@ -66,8 +67,10 @@ mod validate;
 /// compile error otherwise); `leaf` always allocates; `inline` stores values
 /// in last-level leaf nodes; `varlen` stores a `radix_core::value::VarlenValue`
 /// such as `VarBytes`, embedded or as a leaf depending on its run-time size.
-/// `memory: shared` is reserved for shared-memory trees, which are not
-/// available yet. Size classes follow the rules of
+/// `memory: shared` declares a tree in a shared-memory area that several
+/// processes attach to (see `radix_core::shm`); its value must be plain
+/// bytes (`radix_core::shm::ShmSafe`) unless the layout is `varlen`. Size
+/// classes follow the rules of
 /// `radix_core::SizeClasses::new`, checked at compile time.
 ///
 /// # What it declares
@@ -86,6 +89,12 @@ mod validate;
 /// - `NAMEIter<'a>`, `NAMERange<'a>`, `NAMEKeys<'a>` and `NAMEValues<'a>`,
 ///   the iterator types.
 /// - `NAMEConfig`, the hidden configuration type.
+///
+/// With `memory: shared`, `NAME` instead has `create_in`, `attach`,
+/// `handle`, `area`, `read`, `try_read`, `write`, `try_write`, `destroy`
+/// and `as_shared`, and `Debug`; the map methods are on its guards,
+/// `NAMEReadGuard<'a>` and `NAMEWriteGuard<'a>` (whose `insert` and
+/// `remove` return `Result`, since the area may be full).
 ///
 /// All share the struct's visibility.
 #[proc_macro]

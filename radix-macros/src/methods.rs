@@ -29,6 +29,7 @@ pub fn inherent(spec: &Spec, names: &Names) -> TokenStream {
         range,
         keys,
         values,
+        ..
     } = names;
     let varlen = spec.layout == Layout::Varlen;
     let option = quote!(::core::option::Option);

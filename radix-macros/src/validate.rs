@@ -43,6 +43,17 @@ pub struct Spec {
     pub size_classes: Option<SizeClassSpec>,
     /// Whether `remove` is generated.
     pub delete: bool,
+    /// Where nodes live.
+    pub memory: Memory,
+}
+
+/// The memory back ends a configuration may name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Memory {
+    /// Process memory: an ordinary Rust value.
+    Local,
+    /// A shared area that several processes attach to.
+    Shared,
 }
 
 /// The value layouts a configuration may name.
@@ -113,6 +124,7 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
     let mut layout = Layout::Auto;
     let mut size_classes = None;
     let mut delete = true;
+    let mut memory = Memory::Local;
     for Field { name, value: field } in inv.fields {
         if seen.contains(&name) {
             errors.push(
@@ -135,7 +147,11 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
                     ),
                 ),
             },
-            FieldValue::Memory(ident) => check_memory(&ident, &mut errors),
+            FieldValue::Memory(ident) => {
+                if let Some(m) = check_memory(&ident, &mut errors) {
+                    memory = m;
+                }
+            }
             FieldValue::SizeClasses(list) => {
                 let caps = list
                     .items
@@ -175,6 +191,7 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
         layout,
         size_classes,
         delete,
+        memory,
     })
 }
 
@@ -237,19 +254,18 @@ fn check_key(ty: &Type, errors: &mut Errors) -> Option<Ident> {
     None
 }
 
-/// Accepts `memory: local`; explains that shared memory is not there yet.
-fn check_memory(ident: &Ident, errors: &mut Errors) {
+/// The memory back end named by `memory: local | shared`.
+fn check_memory(ident: &Ident, errors: &mut Errors) -> Option<Memory> {
     match ident.to_string().as_str() {
-        "local" => {}
-        "shared" => errors.push(
-            ident.span(),
-            "memory: shared is not available yet; shared-memory trees arrive in a later release \
-             (use `memory: local`, the default)",
-        ),
-        _ => errors.push(
-            ident.span(),
-            format_args!("unknown memory `{ident}`; expected `local`"),
-        ),
+        "local" => Some(Memory::Local),
+        "shared" => Some(Memory::Shared),
+        _ => {
+            errors.push(
+                ident.span(),
+                format_args!("unknown memory `{ident}`; expected `local` or `shared`"),
+            );
+            None
+        }
     }
 }
 

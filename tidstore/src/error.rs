@@ -4,6 +4,9 @@ use crate::tid::MAX_OFFSET;
 
 /// Why a call was refused. A refused call leaves the store exactly as it
 /// was.
+///
+/// The last two arise only in a [`SharedTidStore`](crate::SharedTidStore),
+/// whose memory is a shared area that may be full.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TidStoreError {
     /// `set_block_offsets` was given no offsets.
@@ -30,4 +33,51 @@ pub enum TidStoreError {
         /// The offending offset.
         offset: u16,
     },
+    /// A shared store's area could not grow by the segment the entry
+    /// needed.
+    #[error(
+        "block {block}: the shared area is full (a {requested}-byte segment on top of \
+         {used} bytes would pass its limit of {limit})"
+    )]
+    AreaFull {
+        /// The block.
+        block: u32,
+        /// The segment the area needed.
+        requested: usize,
+        /// The area's size.
+        used: usize,
+        /// Its limit (`usize::MAX` when the system ran out).
+        limit: usize,
+    },
+    /// Another shared-memory failure (a poisoned area lock, a system error).
+    #[error("block {block}: shared memory: {message}")]
+    SharedMemory {
+        /// The block.
+        block: u32,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+#[cfg(target_os = "linux")]
+impl TidStoreError {
+    /// The error of a shared store's write to `block`.
+    pub(crate) fn from_shm(block: u32, error: radix_core::shm::ShmError) -> Self {
+        match error {
+            radix_core::shm::ShmError::AreaFull {
+                requested,
+                used,
+                limit,
+            } => Self::AreaFull {
+                block,
+                requested,
+                used,
+                limit,
+            },
+            other => Self::SharedMemory {
+                block,
+                message: other.to_string(),
+            },
+        }
+    }
 }

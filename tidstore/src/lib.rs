@@ -18,16 +18,26 @@
 //! [`TidStore::memory_usage`] is the bytes the store really holds, and no
 //! single allocation block exceeds a sixteenth of the budget.
 //!
+//! [`SharedTidStore`] is the same store in shared memory: the leader of a
+//! parallel vacuum fills it, and worker processes attach by handle and
+//! read it under a process-shared lock (Linux).
+//!
 //! [`DeadItemsArray`] is PostgreSQL 16's sorted array, kept for comparison
 //! (it is what `vacuum-sim` and the benchmarks measure the store against).
 
 mod array;
 mod entry;
 mod error;
+#[cfg(target_os = "linux")]
+mod shared;
 mod store;
 mod tid;
 
 pub use array::{ArrayError, DeadItemsArray, ItemPointer};
 pub use error::TidStoreError;
+#[cfg(target_os = "linux")]
+pub use shared::{
+    SharedTidStore, SharedTidStoreHandle, SharedTidStoreReader, SharedTidStoreWriter,
+};
 pub use store::{BlockOffsets, DeadBlock, Iter, TidStore};
 pub use tid::{Tid, MAX_OFFSET};

@@ -108,7 +108,7 @@ impl TidStore {
     /// The blocks in ascending order, each with its offsets.
     pub fn iter(&self) -> Iter<'_> {
         Iter {
-            inner: self.table.iter(),
+            inner: Blocks::Local(self.table.iter()),
         }
     }
 
@@ -153,18 +153,7 @@ impl TidStore {
     /// A description of the first broken invariant found.
     pub fn verify(&self) -> Result<(), String> {
         self.table.verify()?;
-        let mut tids = 0u64;
-        for (block, entry) in self.table.iter() {
-            entry.check().map_err(|e| format!("block {block}: {e}"))?;
-            tids += entry.len() as u64;
-        }
-        if tids != self.num_tids {
-            return Err(format!(
-                "num_tids is {} but the entries hold {tids}",
-                self.num_tids
-            ));
-        }
-        Ok(())
+        verify_entries(self.table.iter(), self.num_tids)
     }
 
     /// Removes everything and returns all memory.
@@ -174,8 +163,27 @@ impl TidStore {
     }
 }
 
+/// Checks every entry's form and that they hold `num_tids` offsets: the
+/// store-level half of `verify`, for local and shared stores.
+pub(crate) fn verify_entries<'a>(
+    entries: impl Iterator<Item = (u32, &'a BlockEntry)>,
+    num_tids: u64,
+) -> Result<(), String> {
+    let mut tids = 0u64;
+    for (block, entry) in entries {
+        entry.check().map_err(|e| format!("block {block}: {e}"))?;
+        tids += entry.len() as u64;
+    }
+    if tids != num_tids {
+        return Err(format!(
+            "num_tids is {num_tids} but the entries hold {tids}"
+        ));
+    }
+    Ok(())
+}
+
 /// Checks the `set_block_offsets` contract.
-fn validate(block: u32, offsets: &[u16]) -> Result<(), TidStoreError> {
+pub(crate) fn validate(block: u32, offsets: &[u16]) -> Result<(), TidStoreError> {
     let mut previous = None;
     for &offset in offsets {
         if offset == 0 || offset > MAX_OFFSET {
@@ -245,9 +253,17 @@ impl<'a> IntoIterator for &'a TidStore {
     }
 }
 
-/// The blocks of a [`TidStore`] in ascending order.
+/// The blocks of a [`TidStore`] or a
+/// [`SharedTidStore`](crate::SharedTidStore) in ascending order.
 pub struct Iter<'a> {
-    inner: BlockTableIter<'a>,
+    pub(crate) inner: Blocks<'a>,
+}
+
+/// The tree iterator underneath, local or shared.
+pub(crate) enum Blocks<'a> {
+    Local(BlockTableIter<'a>),
+    #[cfg(target_os = "linux")]
+    Shared(crate::shared::SharedBlockTableIter<'a>),
 }
 
 impl<'a> Iterator for Iter<'a> {
@@ -255,13 +271,20 @@ impl<'a> Iterator for Iter<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<DeadBlock<'a>> {
-        self.inner
-            .next()
-            .map(|(block, entry)| DeadBlock { block, entry })
+        let next = match &mut self.inner {
+            Blocks::Local(inner) => inner.next(),
+            #[cfg(target_os = "linux")]
+            Blocks::Shared(inner) => inner.next(),
+        };
+        next.map(|(block, entry)| DeadBlock { block, entry })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.inner.size_hint()
+        match &self.inner {
+            Blocks::Local(inner) => inner.size_hint(),
+            #[cfg(target_os = "linux")]
+            Blocks::Shared(inner) => inner.size_hint(),
+        }
     }
 }
 

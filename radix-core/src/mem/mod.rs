@@ -16,7 +16,7 @@
 //! | back end | stored word | resolved by |
 //! |---|---|---|
 //! | [`LocalMemory`] | [`LocalRef`](crate::ptr::LocalRef): the tagged address, with its provenance | nothing: it *is* the address |
-//! | shared memory (an area) | the tagged offset from the area's base | one add to the base address held by the tree's guard |
+//! | [`SharedMemory`] | [`Offset`](crate::shm::Offset): the tagged offset from the area's base | one add to the base address held by the tree's guard |
 //!
 //! The engine converts at the edges only: [`Memory::resolve`] when it
 //! follows a word it read from a slot, [`Memory::to_ref`] when it writes a
@@ -51,6 +51,8 @@ use core::convert::Infallible;
 use core::fmt;
 use core::ptr::NonNull;
 
+#[cfg(target_os = "linux")]
+pub use crate::shm::SharedMemory;
 pub use local::LocalMemory;
 
 use crate::ptr::StoredRef;

@@ -29,6 +29,8 @@ unsafe impl<V> ValueLayout for Inline<V> {
     const NAME: &'static str = "inline";
     const VISIT_ON_DROP: bool = needs_drop::<V>();
     const DROPS_VALUES: bool = needs_drop::<V>();
+    const VALUE_SIZE: usize = core::mem::size_of::<V>();
+    const VALUE_ALIGN: usize = core::mem::align_of::<V>();
 
     #[inline(always)]
     fn absent() -> Option<V> {

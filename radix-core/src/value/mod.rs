@@ -69,6 +69,13 @@ pub unsafe trait ValueLayout {
     /// ([`Memory::releases_leaves`]).
     const DROPS_VALUES: bool;
 
+    /// Size of a value in bytes, 0 for values sized at run time; with
+    /// [`VALUE_ALIGN`](Self::VALUE_ALIGN), part of the configuration a
+    /// shared tree checks when another process attaches.
+    const VALUE_SIZE: usize;
+    /// Alignment of a value.
+    const VALUE_ALIGN: usize;
+
     /// The `Old` value meaning "there was none".
     fn absent() -> Self::Old;
 

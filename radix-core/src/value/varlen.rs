@@ -141,6 +141,8 @@ unsafe impl<V: ?Sized + VarlenValue> ValueLayout for Varlen<V> {
     /// zeroed; a leaf pointer is never null.
     const NONNULL_SLOT: bool = true;
     const DROPS_VALUES: bool = false;
+    const VALUE_SIZE: usize = 0;
+    const VALUE_ALIGN: usize = V::ALIGN;
 
     #[inline(always)]
     fn absent() -> bool {

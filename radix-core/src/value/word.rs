@@ -67,6 +67,8 @@ unsafe impl<V, const EMBED: bool> ValueLayout for Word<V, EMBED> {
     /// A leaf reference is never null (an embedded value may be all zeros).
     const NONNULL_SLOT: bool = !Self::EMBEDS;
     const DROPS_VALUES: bool = needs_drop::<V>();
+    const VALUE_SIZE: usize = size_of::<V>();
+    const VALUE_ALIGN: usize = align_of::<V>();
 
     #[inline(always)]
     fn absent() -> Option<V> {

@@ -1,7 +1,8 @@
 radix_core::radix_tree! {
-    pub struct Map {
+    pub struct Names {
         key: u32,
-        value: u64,
+        value: String,
+        layout: leaf,
         memory: shared,
     }
 }

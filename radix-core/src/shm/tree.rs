@@ -1,0 +1,532 @@
+//! Shared trees: a tree in an area, and the guards that read and write it.
+
+use core::fmt;
+use core::marker::PhantomData;
+use core::mem::ManuallyDrop;
+use core::ops::{Deref, RangeBounds};
+use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+
+use super::control::{TreeSlot, FINGERPRINT_WORDS, TREE_FREE, TREE_LIVE, USER_WORDS};
+use super::memory::{init_pools, Offset};
+use super::{Area, SharedMemory, ShmError, TreeHandle};
+use crate::config::{Config, Removable};
+use crate::key::Key;
+use crate::tree::{InputOf, LayoutOf, OldOf, ValueOf};
+use crate::value::{MutableLayout, ValueLayout};
+use crate::{Iter, Keys, Range, RawTree, Stats, Values};
+
+/// What a fingerprint's words mean, for error messages.
+const PARTS: [&str; FINGERPRINT_WORDS] = [
+    "key width",
+    "value layout",
+    "value size",
+    "value alignment",
+    "size classes",
+    "delete",
+];
+
+/// The configuration as an area records it: key width, value layout, value
+/// size and alignment, size classes and whether delete exists.
+fn fingerprint<C: Config>() -> [u64; FINGERPRINT_WORDS] {
+    let mut name = [0u8; 8];
+    let layout = LayoutOf::<C>::NAME.as_bytes();
+    name[..layout.len().min(8)].copy_from_slice(&layout[..layout.len().min(8)]);
+    [
+        u64::from(C::Key::BITS),
+        u64::from_le_bytes(name),
+        LayoutOf::<C>::VALUE_SIZE as u64,
+        LayoutOf::<C>::VALUE_ALIGN as u64,
+        C::SIZE_CLASSES.fingerprint(),
+        u64::from(C::DELETE),
+    ]
+}
+
+/// One fingerprint word, readable.
+fn describe(part: usize, word: u64) -> String {
+    match part {
+        0 => format!("u{word}"),
+        1 => String::from_utf8_lossy(&word.to_le_bytes())
+            .trim_end_matches('\0')
+            .to_string(),
+        2 if word == 0 => "run-time sized".to_string(),
+        2 | 3 => format!("{word} bytes"),
+        4 => format!("class list fingerprint {word:#018x}"),
+        _ => (word != 0).to_string(),
+    }
+}
+
+/// A tree in a shared [`Area`], usable from every process that attaches.
+///
+/// The `radix_tree!` macro wraps it for `memory: shared` configurations;
+/// see [`crate::shm`] for an example across processes. Readers and the
+/// writer take the tree's process-shared lock through [`read`](Self::read)
+/// and [`write`](Self::write), whose guards release it on drop (also while
+/// unwinding); iterators borrow their guard.
+pub struct SharedTree<C: Config<Memory = SharedMemory>> {
+    area: Area,
+    index: usize,
+    generation: u32,
+    _config: PhantomData<fn() -> C>,
+}
+
+impl<C: Config<Memory = SharedMemory>> SharedTree<C> {
+    /// Creates an empty tree in `area`.
+    ///
+    /// # Errors
+    ///
+    /// [`ShmError::TooManyTrees`] when every tree slot of the area is in
+    /// use, [`ShmError::AreaDestroyed`], or the area lock's poison.
+    pub fn create_in(area: &Area) -> Result<Self, ShmError> {
+        let inner = &area.inner;
+        let _lock = inner.lock()?;
+        if inner.control().destroyed.load(Acquire) != 0 {
+            return Err(ShmError::AreaDestroyed);
+        }
+        let max = inner.max_trees();
+        let index = (0..max)
+            .find(|&i| inner.tree_slot(i).state.load(Acquire) == TREE_FREE)
+            .ok_or(ShmError::TooManyTrees { max })?;
+        let slot = inner.tree_slot(index);
+        slot.lock.reset();
+        for (word, value) in slot.fingerprint.iter().zip(fingerprint::<C>()) {
+            word.store(value, Relaxed);
+        }
+        slot.root.store(0, Relaxed);
+        slot.root_shift.store(0, Relaxed);
+        slot.len.store(0, Relaxed);
+        for word in &slot.user {
+            word.store(0, Relaxed);
+        }
+        init_pools(slot, &RawTree::<C>::pool_specs());
+        let generation = slot.generation.load(Relaxed).wrapping_add(1).max(1);
+        slot.generation.store(generation, Relaxed);
+        slot.state.store(TREE_LIVE, Release);
+        Ok(Self {
+            area: area.clone(),
+            index,
+            generation,
+            _config: PhantomData,
+        })
+    }
+
+    /// Opens the tree `handle` names in `area`, which another process (or
+    /// this one) created.
+    ///
+    /// # Errors
+    ///
+    /// [`ShmError::NoSuchTree`] when the handle names no live tree, and
+    /// [`ShmError::ConfigMismatch`] naming the part of the configuration
+    /// that differs from this type's.
+    pub fn attach(area: &Area, handle: TreeHandle) -> Result<Self, ShmError> {
+        let tree = Self {
+            area: area.clone(),
+            index: handle.slot as usize,
+            generation: handle.generation,
+            _config: PhantomData,
+        };
+        if tree.index >= area.inner.max_trees() || !tree.is_live() {
+            return Err(ShmError::NoSuchTree { handle });
+        }
+        let ours = fingerprint::<C>();
+        for (part, (word, expected)) in tree.slot().fingerprint.iter().zip(ours).enumerate() {
+            let found = word.load(Relaxed);
+            if found != expected {
+                return Err(ShmError::ConfigMismatch {
+                    part: PARTS[part],
+                    expected: describe(part, expected),
+                    found: describe(part, found),
+                });
+            }
+        }
+        Ok(tree)
+    }
+
+    /// The handle another process attaches with, beside the area's.
+    pub fn handle(&self) -> TreeHandle {
+        TreeHandle {
+            slot: self.index as u32,
+            generation: self.generation,
+        }
+    }
+
+    /// The area the tree lives in.
+    pub fn area(&self) -> &Area {
+        &self.area
+    }
+
+    fn slot(&self) -> &TreeSlot {
+        self.area.inner.tree_slot(self.index)
+    }
+
+    fn is_live(&self) -> bool {
+        let slot = self.slot();
+        slot.state.load(Acquire) == TREE_LIVE && slot.generation.load(Acquire) == self.generation
+    }
+
+    /// After taking the lock: the tree still exists and this process maps
+    /// every segment it may reach.
+    fn check_after_lock(&self) -> Result<(), ShmError> {
+        if !self.is_live() {
+            return Err(ShmError::NoSuchTree {
+                handle: self.handle(),
+            });
+        }
+        self.area.inner.sync()
+    }
+
+    fn view(&self) -> TreeView<C> {
+        let slot = self.slot();
+        let root = Offset::new(slot.root.load(Relaxed));
+        let shift = slot.root_shift.load(Relaxed) as u32;
+        let len = slot.len.load(Relaxed) as usize;
+        // SAFETY: the caller holds the tree's lock, and the guard that owns
+        // the view borrows `self`, which keeps the area mapped; the slot
+        // describes a live tree of this configuration (its fingerprint was
+        // checked at attach), which nobody changes while the lock is held.
+        let raw = unsafe {
+            let mem = SharedMemory::new(&self.area.inner, slot);
+            RawTree::from_parts(root, shift, len, mem)
+        };
+        TreeView {
+            raw: ManuallyDrop::new(raw),
+        }
+    }
+
+    fn lock_read(&self, blocking: bool) -> Result<ReadGuard<'_, C>, ShmError> {
+        let reader = self.slot().lock.read(blocking)?;
+        if let Err(e) = self.check_after_lock() {
+            self.slot().lock.read_unlock(reader);
+            return Err(e);
+        }
+        Ok(ReadGuard {
+            tree: self,
+            view: self.view(),
+            reader,
+        })
+    }
+
+    fn lock_write(&self, blocking: bool) -> Result<WriteGuard<'_, C>, ShmError> {
+        self.slot().lock.write(blocking)?;
+        if let Err(e) = self.check_after_lock() {
+            self.slot().lock.write_unlock();
+            return Err(e);
+        }
+        Ok(WriteGuard {
+            tree: self,
+            view: self.view(),
+        })
+    }
+
+    /// Takes the read lock, waiting while a writer holds it.
+    ///
+    /// # Panics
+    ///
+    /// With the message of [`try_read`](Self::try_read)'s error when the
+    /// tree is poisoned (a writer died holding it), destroyed, or a segment
+    /// cannot be mapped, as `lock().unwrap()` panics on a poisoned
+    /// `std::sync` lock.
+    pub fn read(&self) -> ReadGuard<'_, C> {
+        self.lock_read(true).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Takes the read lock if no writer holds it.
+    ///
+    /// # Errors
+    ///
+    /// [`ShmError::WouldBlock`] while a writer holds the lock (or every
+    /// reader slot is taken), [`ShmError::OwnerDied`] once a writer died
+    /// holding it, [`ShmError::NoSuchTree`] after the tree was destroyed.
+    pub fn try_read(&self) -> Result<ReadGuard<'_, C>, ShmError> {
+        self.lock_read(false)
+    }
+
+    /// Takes the write lock, waiting for readers and any writer to leave.
+    ///
+    /// As with `std::sync::RwLock`, a thread that holds a read guard of
+    /// this tree and asks for the write lock waits forever.
+    ///
+    /// # Panics
+    ///
+    /// As [`read`](Self::read).
+    pub fn write(&self) -> WriteGuard<'_, C> {
+        self.lock_write(true).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Takes the write lock if nobody holds the lock.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_read`](Self::try_read).
+    pub fn try_write(&self) -> Result<WriteGuard<'_, C>, ShmError> {
+        self.lock_write(false)
+    }
+
+    /// Frees every node and leaf of the tree back to the area and removes
+    /// the tree; afterwards the area's usage is what it was before the
+    /// tree's first insert. Meant for the creator, once no other process
+    /// uses the tree; handles others hold then report
+    /// [`ShmError::NoSuchTree`].
+    ///
+    /// # Errors
+    ///
+    /// [`ShmError::OwnerDied`] for a poisoned tree: its nodes may be
+    /// half-linked, so they stay in the area until the area goes.
+    pub fn destroy(self) -> Result<(), ShmError> {
+        let mut guard = self.lock_write(true)?;
+        guard.view.raw.clear();
+        guard.publish();
+        let lock = self.area.inner.lock();
+        self.slot().state.store(TREE_FREE, Release);
+        drop(lock);
+        drop(guard);
+        Ok(())
+    }
+}
+
+impl<C: Config<Memory = SharedMemory>> fmt::Debug for SharedTree<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedTree")
+            .field("area", &self.area.handle().to_string())
+            .field("tree", &self.handle().to_string())
+            .field("poisoned_by", &self.slot().lock.poisoned_by())
+            .finish()
+    }
+}
+
+/// A locked shared tree, read-only: what both guards dereference to.
+///
+/// Everything here reads the tree as the lock holder sees it; iterators
+/// borrow the guard, so none can outlive the lock.
+pub struct TreeView<C: Config<Memory = SharedMemory>> {
+    raw: ManuallyDrop<RawTree<C>>,
+}
+
+impl<C: Config<Memory = SharedMemory>> TreeView<C> {
+    /// The value stored under `key`, if any.
+    #[inline]
+    pub fn get(&self, key: C::Key) -> Option<&ValueOf<C>> {
+        self.raw.get(key)
+    }
+
+    /// Whether `key` is present.
+    #[inline]
+    pub fn contains_key(&self, key: C::Key) -> bool {
+        self.raw.contains_key(key)
+    }
+
+    /// The entries as `(key, &value)`, in ascending key order.
+    pub fn iter(&self) -> Iter<'_, C> {
+        self.raw.iter()
+    }
+
+    /// The entries whose keys lie in `range`, in ascending key order.
+    pub fn range<R: RangeBounds<C::Key>>(&self, range: R) -> Range<'_, C> {
+        self.raw.range(range)
+    }
+
+    /// The keys, ascending.
+    pub fn keys(&self) -> Keys<'_, C> {
+        self.raw.keys()
+    }
+
+    /// The values, in ascending key order.
+    pub fn values(&self) -> Values<'_, C> {
+        self.raw.values()
+    }
+
+    /// The entry with the smallest key, if any.
+    pub fn first_key_value(&self) -> Option<(C::Key, &ValueOf<C>)> {
+        self.raw.first_key_value()
+    }
+
+    /// The entry with the largest key, if any.
+    pub fn last_key_value(&self) -> Option<(C::Key, &ValueOf<C>)> {
+        self.raw.last_key_value()
+    }
+
+    /// The number of keys.
+    pub fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// Whether the tree holds no keys.
+    pub fn is_empty(&self) -> bool {
+        self.raw.is_empty()
+    }
+
+    /// The area's total segment size, as PostgreSQL reports for a shared
+    /// tree: what a memory budget compares with.
+    pub fn memory_usage(&self) -> usize {
+        self.raw.memory_usage()
+    }
+
+    /// The tree's shape: keys, height, nodes per class, leaves. O(n).
+    pub fn stats(&self) -> Stats {
+        self.raw.stats()
+    }
+
+    /// Checks the tree's invariants (see [`RawTree::verify`]). O(n).
+    ///
+    /// # Errors
+    ///
+    /// A description of the first broken invariant.
+    pub fn verify(&self) -> Result<(), String> {
+        self.raw.verify()
+    }
+
+    /// Caller-defined word `index` (0 to 3) stored beside the tree, for
+    /// metadata that must change with it under the same lock (the shared
+    /// TID store keeps its TID count there). 0 in a new tree.
+    ///
+    /// # Panics
+    ///
+    /// If `index` is 4 or more.
+    pub fn user_word(&self, index: usize) -> u64 {
+        assert!(index < USER_WORDS, "user word {index} of {USER_WORDS}");
+        self.raw.memory().user_word(index)
+    }
+}
+
+impl<C: Config<Memory = SharedMemory>> fmt::Debug for TreeView<C>
+where
+    ValueOf<C>: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.raw, f)
+    }
+}
+
+/// The read lock of a [`SharedTree`]; released on drop. Dereferences to
+/// [`TreeView`] for every read.
+pub struct ReadGuard<'a, C: Config<Memory = SharedMemory>> {
+    tree: &'a SharedTree<C>,
+    view: TreeView<C>,
+    reader: usize,
+}
+
+impl<C: Config<Memory = SharedMemory>> Deref for ReadGuard<'_, C> {
+    type Target = TreeView<C>;
+
+    fn deref(&self) -> &TreeView<C> {
+        &self.view
+    }
+}
+
+impl<C: Config<Memory = SharedMemory>> Drop for ReadGuard<'_, C> {
+    fn drop(&mut self) {
+        self.tree.slot().lock.read_unlock(self.reader);
+    }
+}
+
+impl<C: Config<Memory = SharedMemory>> fmt::Debug for ReadGuard<'_, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReadGuard")
+            .field("tree", self.tree)
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+/// The write lock of a [`SharedTree`]; released on drop, also while
+/// unwinding. Dereferences to [`TreeView`] for reads, and adds the writes.
+///
+/// Each write publishes the tree's root and length for other processes
+/// before it returns, so a writer that panics afterwards leaves a
+/// consistent tree; one that dies mid-write leaves the lock poisoned.
+pub struct WriteGuard<'a, C: Config<Memory = SharedMemory>> {
+    tree: &'a SharedTree<C>,
+    view: TreeView<C>,
+}
+
+impl<C: Config<Memory = SharedMemory>> WriteGuard<'_, C> {
+    /// Makes the tree's root and length visible to the next lock holder.
+    fn publish(&mut self) {
+        let (root, shift, len) = self.view.raw.parts();
+        let slot = self.tree.slot();
+        slot.root.store(root.map_or(0, |r| r.get() as u64), Relaxed);
+        slot.root_shift.store(u64::from(shift), Relaxed);
+        slot.len.store(len as u64, Relaxed);
+        self.view.raw.memory_mut().clear_reservations();
+    }
+
+    /// Stores `value` under `key`, returning the previous value (for
+    /// `varlen` layouts: whether there was one).
+    ///
+    /// # Errors
+    ///
+    /// [`ShmError::AreaFull`] (or [`ShmError::TooLarge`]) when the area
+    /// cannot provide the memory; the tree is unchanged and holds every
+    /// earlier key.
+    pub fn insert(&mut self, key: C::Key, value: InputOf<'_, C>) -> Result<OldOf<C>, ShmError> {
+        let result = self.view.raw.try_insert(key, value);
+        self.publish();
+        result
+    }
+
+    /// Removes `key`, returning its value (for `varlen` layouts: whether it
+    /// was present).
+    ///
+    /// # Errors
+    ///
+    /// [`ShmError::AreaFull`] in the rare case that a node left sparse
+    /// cannot get the smaller node it shrinks into; nothing changed.
+    pub fn remove(&mut self, key: C::Key) -> Result<OldOf<C>, ShmError>
+    where
+        C: Removable,
+    {
+        let result = self.view.raw.try_remove(key);
+        self.publish();
+        result
+    }
+
+    /// The value stored under `key`, mutably.
+    pub fn get_mut(&mut self, key: C::Key) -> Option<&mut ValueOf<C>>
+    where
+        C::Layout: MutableLayout,
+    {
+        self.view.raw.get_mut(key)
+    }
+
+    /// Removes every key, returning all node and leaf memory to the area.
+    pub fn clear(&mut self) {
+        self.view.raw.clear();
+        self.publish();
+    }
+
+    /// Sets caller-defined word `index` (0 to 3); see
+    /// [`TreeView::user_word`].
+    ///
+    /// # Panics
+    ///
+    /// If `index` is 4 or more.
+    pub fn set_user_word(&mut self, index: usize, value: u64) {
+        assert!(index < USER_WORDS, "user word {index} of {USER_WORDS}");
+        self.view.raw.memory().set_user_word(index, value);
+    }
+}
+
+impl<C: Config<Memory = SharedMemory>> Deref for WriteGuard<'_, C> {
+    type Target = TreeView<C>;
+
+    fn deref(&self) -> &TreeView<C> {
+        &self.view
+    }
+}
+
+impl<C: Config<Memory = SharedMemory>> Drop for WriteGuard<'_, C> {
+    fn drop(&mut self) {
+        self.tree.slot().lock.write_unlock();
+    }
+}
+
+impl<C: Config<Memory = SharedMemory>> fmt::Debug for WriteGuard<'_, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WriteGuard")
+            .field("tree", self.tree)
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+// The engine's pools must fit the area's pool table.
+const _: () = assert!(super::control::NODE_POOLS >= 2 * crate::node::MAX_CLASSES);

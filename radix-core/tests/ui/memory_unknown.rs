@@ -1,0 +1,9 @@
+radix_core::radix_tree! {
+    pub struct Map {
+        key: u32,
+        value: u64,
+        memory: global,
+    }
+}
+
+fn main() {}
