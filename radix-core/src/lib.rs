@@ -70,10 +70,17 @@
 //! assert_eq!(m.range(0..100).count(), 1);
 //! ```
 //!
-//! ## Concurrency
+//! ## Concurrency, and trees shared between processes
 //!
 //! A tree is an ordinary Rust value: `&self` reads, `&mut self` writes, and
 //! it is `Send`/`Sync` when its values are.
+//!
+//! A tree declared with `memory: shared` lives in a shared-memory [`shm`]
+//! area instead, which other *processes* attach to by handle. Its slots
+//! store offsets into the area rather than addresses ([`mem`] explains who
+//! resolves them), and it is read and written through the guards of a
+//! process-shared reader-writer lock that survives the death of its
+//! holders. This is what PostgreSQL's parallel vacuum does with its DSA.
 
 pub mod config;
 mod iter;

@@ -349,3 +349,84 @@ impl FromStr for SharedTidStoreHandle {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Small enough for Miri: a heap-backed area with the same layout,
+    //! allocator and locks as shared memory. The cross-process behaviour is
+    //! in `tests/shared_processes.rs`.
+
+    use radix_core::shm::Backing;
+
+    use super::*;
+
+    fn store() -> SharedTidStore {
+        let options = SharedTidStore::area_options(1 << 20)
+            .backing(Backing::Heap)
+            .max_segments(4);
+        SharedTidStore::create_in(&Area::create(options).unwrap(), 1 << 20).unwrap()
+    }
+
+    #[test]
+    fn every_form_is_stored_replaced_and_found() {
+        let store = store();
+        let empty = store.area().memory_usage();
+        assert!(
+            !store.read().is_full(),
+            "an empty store is not full at 1 MiB"
+        );
+        let run: Vec<u16> = (100..=300).collect();
+        let forms: [&[u16]; 5] = [&[1], &[1, 2, 3], &[5, 6, 7, 8], &run, &[2, 64, 65, 2048]];
+        {
+            let mut w = store.write();
+            for (i, offsets) in forms.iter().enumerate() {
+                w.set_block_offsets(i as u32 * 300, offsets).unwrap();
+            }
+            for (i, _) in forms.iter().enumerate() {
+                w.set_block_offsets(i as u32 * 300, forms[(i + 1) % forms.len()])
+                    .unwrap();
+            }
+            assert_eq!(
+                w.set_block_offsets(7, &[3, 3]),
+                Err(TidStoreError::NotAscending {
+                    block: 7,
+                    previous: 3,
+                    offset: 3
+                })
+            );
+            w.verify().unwrap();
+        }
+        let r = store.read();
+        let contents: Vec<(u32, Vec<u16>)> = r
+            .iter()
+            .map(|b| (b.block(), b.offsets().collect()))
+            .collect();
+        let expected: Vec<(u32, Vec<u16>)> = (0..forms.len())
+            .map(|i| (i as u32 * 300, forms[(i + 1) % forms.len()].to_vec()))
+            .collect();
+        assert_eq!(contents, expected);
+        let total: usize = expected.iter().map(|(_, o)| o.len()).sum();
+        assert_eq!(r.num_tids(), total as u64);
+        assert_eq!(r.num_blocks(), forms.len());
+        for (block, offsets) in &expected {
+            for o in [0, 1, 2, 3, 4, 5, 64, 65, 99, 100, 300, 301, 2048] {
+                assert_eq!(
+                    r.is_member(Tid::new(*block, o)),
+                    offsets.contains(&o),
+                    "({block},{o})"
+                );
+            }
+        }
+        assert_eq!(r.max_bytes(), 1 << 20);
+        drop(r);
+        store.write().clear();
+        assert_eq!(store.read().num_tids(), 0);
+        assert_eq!(store.area().memory_usage(), empty);
+        let handle = store.handle();
+        assert_eq!(
+            handle.to_string().parse::<SharedTidStoreHandle>().unwrap(),
+            handle
+        );
+        store.destroy().unwrap();
+    }
+}

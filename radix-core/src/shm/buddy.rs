@@ -243,17 +243,31 @@ mod tests {
     use super::*;
     use std::alloc::{alloc_zeroed, dealloc, Layout};
 
+    /// A zeroed, page-aligned heap segment, freed on drop (also when a
+    /// test panics).
+    struct HeapSegment {
+        base: NonNull<u8>,
+        layout: Layout,
+    }
+
+    impl Drop for HeapSegment {
+        fn drop(&mut self) {
+            // SAFETY: allocated in `with_segment` with this layout.
+            unsafe { dealloc(self.base.as_ptr(), self.layout) };
+        }
+    }
+
     fn with_segment(order: u32, f: impl FnOnce(Buddy)) {
         let layout = Layout::from_size_align(PAGE << order, PAGE).unwrap();
         // SAFETY: non-zero size.
         let base = NonNull::new(unsafe { alloc_zeroed(layout) }).unwrap();
-        // SAFETY: a zeroed, page-aligned allocation of the segment's size.
-        let buddy = unsafe { Buddy::at(base) };
+        let segment = HeapSegment { base, layout };
+        // SAFETY: a zeroed, page-aligned allocation of the segment's size,
+        // alive until `segment` drops.
+        let buddy = unsafe { Buddy::at(segment.base) };
         // SAFETY: as above.
         unsafe { buddy.init(order) };
         f(buddy);
-        // SAFETY: allocated above with this layout.
-        unsafe { dealloc(base.as_ptr(), layout) };
     }
 
     #[test]

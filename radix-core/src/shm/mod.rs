@@ -67,6 +67,26 @@
 //! unmap on drop. A crashed creator leaves objects behind, which
 //! [`remove_stale`] removes.
 //!
+//! ## Where this departs from the design notes
+//!
+//! `DESIGN.md` sketched a stored pointer as a (segment index, offset) pair
+//! resolved by mapping a segment "the first time a process meets one", in
+//! `mem/shared/`. Two things changed, for speed and for soundness:
+//!
+//! - A stored word is a single offset into one reserved range, and the
+//!   segment is implied by it (`offset >> slot_shift`): resolving is one
+//!   add, with no table lookup and no branch on whether the segment is
+//!   mapped yet.
+//! - A process maps new segments when it takes a guard (and when it
+//!   allocates), not when a lookup first meets one: segments appear only
+//!   under a lock, so that is the one point where they can change, and the
+//!   hot path never has to ask.
+//!
+//! The module is `shm` rather than `mem::shared` because the area is more
+//! than a memory back end: it has handles, locks, a tree directory and its
+//! own errors; [`SharedMemory`] is the back-end part, re-exported by
+//! [`crate::mem`].
+//!
 //! ## Example
 //!
 //! One process creates the area and a tree and passes the two handles on;

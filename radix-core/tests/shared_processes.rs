@@ -1,0 +1,574 @@
+//! Shared trees across real processes.
+//!
+//! This test binary is its own harness (`harness = false`): run normally it
+//! is the *parent*, which creates areas and trees and starts children; a
+//! child is this same binary started with `RADIX_SHM_ROLE` set, which
+//! attaches by handle and plays one role (reader, lock holder, ...). Every
+//! test has a deadline and a watchdog ends the whole run if anything hangs,
+//! so a lock that never wakes fails the suite instead of stalling CI. At
+//! the end the parent checks that no shared-memory object of its own, or
+//! of any child, is left in `/dev/shm`.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use radix_core::shm::{remove_stale, Area, AreaHandle, AreaOptions, ShmError, TreeHandle};
+
+radix_core::radix_tree! {
+    /// The tree every test shares: `u64 -> u64`.
+    pub struct Shared {
+        key: u64,
+        value: u64,
+        memory: shared,
+    }
+}
+
+radix_core::radix_tree! {
+    /// Another configuration, for attach checks.
+    pub struct OtherKey {
+        key: u32,
+        value: u64,
+        memory: shared,
+    }
+}
+
+const ROLE: &str = "RADIX_SHM_ROLE";
+/// User word the parent sets once it has inserted everything.
+const DONE: usize = 0;
+
+/// Pids of every child started, for the final `/dev/shm` check.
+static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// The `i`-th key of the ascending insert sequence: spread over three
+/// levels so that inserts add nodes at every height.
+fn key(i: u64) -> u64 {
+    i * 0x0001_0001
+}
+
+fn value(key: u64) -> u64 {
+    key ^ 0x5555_5555
+}
+
+/// A small-segment area in POSIX shared memory, so that a test creates many
+/// segments that children must map as they appear.
+fn area(limit: Option<usize>) -> Area {
+    Area::create(
+        AreaOptions::default()
+            .init_segment_size(64 << 10)
+            .max_segment_size(1 << 20)
+            .max_segments(64)
+            .size_limit(limit),
+    )
+    .expect("creating an area")
+}
+
+/// Starts this binary as a child in `role` with `args`.
+fn spawn(role: &str, args: &[String]) -> Child {
+    let child = Command::new(std::env::current_exe().expect("current exe"))
+        .env(ROLE, role)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawning a child");
+    CHILDREN.lock().unwrap().push(child.id());
+    child
+}
+
+/// Reads the child's first stdout line.
+fn first_line(child: &mut Child) -> String {
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().expect("piped stdout"))
+        .read_line(&mut line)
+        .expect("reading a child's stdout");
+    line.trim().to_string()
+}
+
+/// Waits for `child` at most `limit`; kills it and panics on timeout.
+/// Returns (success, stdout, stderr).
+fn wait(mut child: Child, limit: Duration) -> (bool, String, String) {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("waiting") {
+            let mut out = String::new();
+            let mut err = String::new();
+            child.stdout.take().unwrap().read_to_string(&mut out).ok();
+            child.stderr.take().unwrap().read_to_string(&mut err).ok();
+            return (status.success(), out, err);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("child {} did not finish within {limit:?}", child.id());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn kill(child: &mut Child) {
+    child.kill().expect("killing a child");
+}
+
+// ---------------------------------------------------------------- children
+
+/// Runs the child `role`; returns its exit code.
+fn child(role: &str, args: &[String]) -> ExitCode {
+    let area_of = |i: usize| Area::attach(&args[i].parse().unwrap()).unwrap();
+    let tree_of = |area: &Area, i: usize| Shared::attach(area, args[i].parse().unwrap()).unwrap();
+    match role {
+        // Reads in a loop until the parent is done; every read must see a
+        // prefix of the inserted keys with their values, sorted.
+        "reader" => {
+            let area = area_of(0);
+            let tree = tree_of(&area, 1);
+            let total: usize = args[2].parse().unwrap();
+            let (mut reads, mut last_len, mut partial) = (0u64, 0usize, 0u64);
+            loop {
+                let r = tree.read();
+                let len = r.len();
+                assert!(len >= last_len, "the tree shrank from {last_len} to {len}");
+                let mut n = 0u64;
+                for (k, &v) in r.iter() {
+                    assert_eq!(k, key(n), "key {n} out of place: not a sorted prefix");
+                    assert_eq!(v, value(k), "value of key {k:#x}");
+                    n += 1;
+                }
+                assert_eq!(n as usize, len, "iteration and len disagree");
+                assert_eq!(r.get(key(len as u64)), None, "a key past the prefix");
+                if len > 0 {
+                    let probe = (reads * 7919) % len as u64;
+                    assert_eq!(r.get(key(probe)), Some(&value(key(probe))));
+                    assert_eq!(
+                        r.last_key_value().map(|(k, _)| k),
+                        Some(key(len as u64 - 1))
+                    );
+                }
+                let done = r.user_word(DONE) == 1;
+                drop(r);
+                reads += 1;
+                partial += u64::from(len > 0 && len < total);
+                last_len = len;
+                if done {
+                    assert_eq!(len, total, "the final tree");
+                    break;
+                }
+            }
+            println!(
+                "{reads} reads, {partial} while the parent was writing, up to {last_len} keys"
+            );
+            ExitCode::SUCCESS
+        }
+        // Takes the write lock (or a read lock), says so, and waits to be
+        // killed.
+        "hold-write" | "hold-read" => {
+            let area = area_of(0);
+            let tree = tree_of(&area, 1);
+            let _write;
+            let _read;
+            if role == "hold-write" {
+                let mut w = tree.write();
+                w.insert(u64::MAX, 1).unwrap();
+                _write = w;
+            } else {
+                _read = tree.read();
+            }
+            println!("locked");
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+        // Blocks in `read()` until the parent kills the writer; the read
+        // then panics with the poison.
+        "blocked-read" => {
+            let area = area_of(0);
+            let tree = tree_of(&area, 1);
+            println!("waiting");
+            let r = tree.read();
+            println!("read {} keys", r.len());
+            ExitCode::SUCCESS
+        }
+        // Attaches with a value given by the parent and prints the error.
+        "attach" => {
+            let result = args[0]
+                .parse::<AreaHandle>()
+                .and_then(|handle| Area::attach(&handle))
+                .and_then(|area| OtherKey::attach(&area, args[1].parse()?).map(|_| ()));
+            match result {
+                Ok(()) => println!("attached"),
+                Err(e) => println!("{e}"),
+            }
+            ExitCode::SUCCESS
+        }
+        // Creates an area with a tree and data, prints its handle, and is
+        // killed before it can clean up.
+        "create-and-die" => {
+            let area = area(None);
+            let tree = Shared::create_in(&area).unwrap();
+            let mut w = tree.write();
+            for i in 0..20_000 {
+                w.insert(key(i), value(key(i))).unwrap();
+            }
+            drop(w);
+            println!("{}", area.handle());
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+        other => {
+            eprintln!("unknown role {other}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+// ------------------------------------------------------------------ tests
+
+/// The parent inserts keys in ascending order under write guards while
+/// three children read in a loop under read guards.
+fn readers_see_consistent_prefixes() {
+    let area = area(None);
+    let tree = Shared::create_in(&area).unwrap();
+    let total = 200_000u64;
+    let args = [
+        area.handle().to_string(),
+        tree.handle().to_string(),
+        total.to_string(),
+    ];
+    let children: Vec<Child> = (0..3).map(|_| spawn("reader", &args)).collect();
+    let start = Instant::now();
+    let mut i = 0;
+    while i < total {
+        let mut w = tree.write();
+        for _ in 0..500 {
+            if i < total {
+                w.insert(key(i), value(key(i))).unwrap();
+                i += 1;
+            }
+        }
+        drop(w);
+        // Spread the writes over about three seconds.
+        let due = Duration::from_secs(3).mul_f64(i as f64 / total as f64);
+        if let Some(rest) = due.checked_sub(start.elapsed()) {
+            std::thread::sleep(rest);
+        }
+    }
+    assert!(
+        area.segments() > 1,
+        "the test should grow the area by several segments"
+    );
+    tree.write().set_user_word(DONE, 1);
+    let mut reads = Vec::new();
+    for child in children {
+        let (ok, out, err) = wait(child, Duration::from_secs(60));
+        assert!(ok, "a reader failed:\n{err}");
+        let partial: u64 = out
+            .split(", ")
+            .nth(1)
+            .and_then(|p| p.split(' ').next()?.parse().ok())
+            .expect("the reader's report");
+        assert!(partial > 0, "a reader never overlapped the writer: {out}");
+        reads.push(out.trim().to_string());
+    }
+    tree.read().verify().unwrap();
+    println!("    readers: {}", reads.join("; "));
+    tree.destroy().unwrap();
+    assert_eq!(area.memory_usage(), area.empty_size());
+}
+
+/// A writer killed while holding the lock poisons the tree: a blocked
+/// reader panics with `OwnerDied`, later `try_*` return it, and nobody
+/// hangs. (The writer is left a zombie until the end: liveness must not
+/// trust `kill(pid, 0)` alone.)
+fn a_killed_writer_poisons_the_tree() {
+    let area = area(None);
+    let tree = Shared::create_in(&area).unwrap();
+    tree.write().insert(1, 1).unwrap();
+    let args = [area.handle().to_string(), tree.handle().to_string()];
+    let mut writer = spawn("hold-write", &args);
+    assert_eq!(first_line(&mut writer), "locked");
+    let mut blocked = spawn("blocked-read", &args);
+    assert_eq!(first_line(&mut blocked), "waiting");
+    assert!(matches!(tree.try_read(), Err(ShmError::WouldBlock)));
+    std::thread::sleep(Duration::from_millis(100));
+    kill(&mut writer);
+    let pid = writer.id();
+    let (ok, _, err) = wait(blocked, Duration::from_secs(10));
+    assert!(!ok, "the blocked reader should panic");
+    assert!(
+        err.contains(&format!("process {pid} died holding the write lock")),
+        "{err}"
+    );
+    match tree.try_read() {
+        Err(ShmError::OwnerDied { pid: dead }) => assert_eq!(dead, pid),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(tree.try_write(), Err(ShmError::OwnerDied { .. })));
+    // The panic is expected; keep it off the test output.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let panic = catch_unwind(AssertUnwindSafe(|| drop(tree.read())));
+    std::panic::set_hook(hook);
+    let panic = panic.unwrap_err();
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.contains("poisoned"), "{message}");
+    assert!(matches!(tree.destroy(), Err(ShmError::OwnerDied { .. })));
+    writer.wait().unwrap();
+}
+
+/// A reader killed while holding a read slot does not block writers.
+fn a_killed_reader_does_not_block_writers() {
+    let area = area(None);
+    let tree = Shared::create_in(&area).unwrap();
+    tree.write().insert(1, 1).unwrap();
+    let args = [area.handle().to_string(), tree.handle().to_string()];
+    let mut reader = spawn("hold-read", &args);
+    assert_eq!(first_line(&mut reader), "locked");
+    assert!(matches!(tree.try_write(), Err(ShmError::WouldBlock)));
+    kill(&mut reader);
+    let (sent, received) = mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut w = tree.write();
+            w.insert(2, 2).unwrap();
+            sent.send(w.len()).unwrap();
+        });
+        let len = received
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the writer reclaims the dead reader's slot");
+        assert_eq!(len, 2);
+    });
+    assert_eq!(tree.try_read().unwrap().get(2), Some(&2));
+    reader.wait().unwrap();
+    tree.destroy().unwrap();
+}
+
+/// Every way to attach wrongly is a typed error.
+fn attach_errors_are_typed() {
+    let pid = std::process::id();
+    // A garbage handle, and a well-formed one naming nothing.
+    assert!(matches!(
+        "not a handle".parse::<AreaHandle>(),
+        Err(ShmError::BadHandle { .. })
+    ));
+    let nothing: AreaHandle = format!("radix-{pid}-0123456789abcdef").parse().unwrap();
+    assert!(matches!(
+        Area::attach(&nothing),
+        Err(ShmError::NotFound { .. })
+    ));
+    // Wrong magic: an object with our name pattern but other contents.
+    let impostor = format!("radix-{pid}-fedcba9876543210");
+    std::fs::write(format!("/dev/shm/{impostor}"), vec![7u8; 64 << 10]).unwrap();
+    let err = Area::attach(&impostor.parse().unwrap()).unwrap_err();
+    std::fs::remove_file(format!("/dev/shm/{impostor}")).unwrap();
+    assert!(matches!(err, ShmError::NotAnArea { .. }), "{err}");
+    assert!(err.to_string().contains("magic"), "{err}");
+    // Wrong version: patch the version word (bytes 8..12) of a real area.
+    let area = area(None);
+    let path = format!("/dev/shm/{}", area.handle());
+    let mut bytes = std::fs::read(&path).unwrap();
+    let original = bytes[8..12].to_vec();
+    bytes[8..12].copy_from_slice(&99u32.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    match Area::attach(&area.handle()) {
+        Err(ShmError::VersionMismatch {
+            found: 99,
+            expected: 1,
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    bytes[8..12].copy_from_slice(&original);
+    std::fs::write(&path, &bytes).unwrap();
+    // Another configuration, from another process.
+    let tree = Shared::create_in(&area).unwrap();
+    let child = spawn(
+        "attach",
+        &[area.handle().to_string(), tree.handle().to_string()],
+    );
+    let (ok, out, _) = wait(child, Duration::from_secs(10));
+    assert!(ok);
+    assert!(out.contains("differs in key width"), "{out}");
+    assert!(out.contains("u32") && out.contains("u64"), "{out}");
+    // A garbage tree handle from another process.
+    let child = spawn("attach", &[area.handle().to_string(), "tree-x".into()]);
+    let (ok, out, _) = wait(child, Duration::from_secs(10));
+    assert!(ok && out.contains("invalid handle"), "{out}");
+    // A missing segment: unlink one, then attach.
+    {
+        let mut w = tree.write();
+        for i in 0..5000 {
+            w.insert(key(i), 0).unwrap();
+        }
+    }
+    let segment = std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .find(|name| name.starts_with(&format!("{}-", area.handle())))
+        .expect("a data segment");
+    std::fs::remove_file(format!("/dev/shm/{segment}")).unwrap();
+    match Area::attach(&area.handle()) {
+        Err(ShmError::SegmentMissing { name, .. }) => assert_eq!(name, format!("/{segment}")),
+        other => panic!("{other:?}"),
+    }
+    tree.destroy().unwrap();
+    assert!(matches!(
+        Shared::attach(&area, "tree-0-1".parse::<TreeHandle>().unwrap()),
+        Err(ShmError::NoSuchTree { .. })
+    ));
+}
+
+/// Past its size limit an area refuses inserts and keeps every key.
+fn the_area_limit_keeps_every_key() {
+    let area = area(Some(256 << 10));
+    let tree = Shared::create_in(&area).unwrap();
+    let mut w = tree.write();
+    let mut inserted = 0u64;
+    let err = loop {
+        let k = inserted.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        match w.insert(k, inserted) {
+            Ok(_) => inserted += 1,
+            Err(e) => break e,
+        }
+    };
+    assert!(matches!(err, ShmError::AreaFull { .. }), "{err}");
+    assert!(area.memory_usage() <= 256 << 10);
+    assert_eq!(w.len() as u64, inserted);
+    for i in 0..inserted {
+        assert_eq!(w.get(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)), Some(&i));
+    }
+    w.verify().unwrap();
+    drop(w);
+    tree.destroy().unwrap();
+    assert_eq!(area.memory_usage(), area.empty_size());
+}
+
+/// A creator killed before it cleaned up leaves objects, which
+/// `remove_stale` removes (and only those).
+fn remove_stale_cleans_up_after_a_killed_creator() {
+    let mut creator = spawn("create-and-die", &[]);
+    let handle = first_line(&mut creator);
+    let prefix = format!("{handle}");
+    let listed = || -> BTreeSet<String> {
+        std::fs::read_dir("/dev/shm")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|name| name.starts_with(&prefix))
+            .collect()
+    };
+    let ours = area(None);
+    assert!(listed().len() >= 2, "control and data segments");
+    assert!(remove_stale()
+        .unwrap()
+        .iter()
+        .all(|n| !n.starts_with(&prefix)));
+    kill(&mut creator);
+    creator.wait().unwrap();
+    let removed: BTreeSet<String> = remove_stale().unwrap().into_iter().collect();
+    assert!(listed().is_empty(), "left: {:?}", listed());
+    assert!(listed().is_empty() && !removed.is_empty());
+    assert!(
+        removed.iter().all(|n| n.starts_with(&prefix)),
+        "{removed:?}"
+    );
+    // A live creator's area is untouched.
+    assert!(std::fs::metadata(format!("/dev/shm/{}", ours.handle())).is_ok());
+}
+
+/// What every test shares: nothing of this run is left in `/dev/shm`.
+fn leftovers() -> Vec<String> {
+    let mut pids = CHILDREN.lock().unwrap().clone();
+    pids.push(std::process::id());
+    std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| {
+            pids.iter()
+                .any(|pid| name.starts_with(&format!("radix-{pid}-")))
+        })
+        .collect()
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Ok(role) = std::env::var(ROLE) {
+        return child(&role, &args);
+    }
+    std::thread::spawn(|| {
+        std::thread::sleep(Duration::from_secs(300));
+        eprintln!("shared_processes: a test hung for 300 s; aborting");
+        std::process::exit(2);
+    });
+    let tests: [(&str, fn()); 6] = [
+        (
+            "readers_see_consistent_prefixes",
+            readers_see_consistent_prefixes,
+        ),
+        (
+            "a_killed_writer_poisons_the_tree",
+            a_killed_writer_poisons_the_tree,
+        ),
+        (
+            "a_killed_reader_does_not_block_writers",
+            a_killed_reader_does_not_block_writers,
+        ),
+        ("attach_errors_are_typed", attach_errors_are_typed),
+        (
+            "the_area_limit_keeps_every_key",
+            the_area_limit_keeps_every_key,
+        ),
+        (
+            "remove_stale_cleans_up_after_a_killed_creator",
+            remove_stale_cleans_up_after_a_killed_creator,
+        ),
+    ];
+    // `cargo test` passes libtest flags and filters; honour plain filters.
+    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    if args.iter().any(|a| a == "--list") {
+        for (name, _) in &tests {
+            println!("{name}: test");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let mut failed = Vec::new();
+    let mut ran = 0;
+    for (name, test) in tests {
+        if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
+            continue;
+        }
+        ran += 1;
+        let start = Instant::now();
+        let result = catch_unwind(test);
+        let verdict = if result.is_ok() { "ok" } else { "FAILED" };
+        println!(
+            "test {name} ... {verdict} ({:.1} s)",
+            start.elapsed().as_secs_f64()
+        );
+        if result.is_err() {
+            failed.push(name);
+        }
+    }
+    let left = leftovers();
+    if !left.is_empty() {
+        println!("test no_shared_memory_left_behind ... FAILED: {left:?}");
+        failed.push("no_shared_memory_left_behind");
+    } else {
+        println!("test no_shared_memory_left_behind ... ok");
+    }
+    println!(
+        "\ntest result: {}. {} passed; {} failed",
+        if failed.is_empty() { "ok" } else { "FAILED" },
+        ran + 1 - failed.len(),
+        failed.len()
+    );
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
