@@ -423,7 +423,8 @@ impl<C: Config> RawTree<C> {
     }
 
     /// Reserves `needs` and hands `slot_value` back, or drops it and
-    /// reports why not.
+    /// reports why not. Callers only work out `needs` for a fallible back
+    /// end, so that local trees do none of it.
     ///
     /// It borrows the memory field alone, so that locations held into the
     /// root field stay valid.
@@ -433,13 +434,11 @@ impl<C: Config> RawTree<C> {
         needs: &Needs,
         slot_value: SlotOf<C>,
     ) -> Result<SlotOf<C>, MemError<C>> {
-        if C::Memory::FALLIBLE {
-            if let Err(e) = needs.reserve(mem) {
-                // SAFETY: the slot value was made by `into_slot` on this
-                // memory and is consumed once.
-                drop(unsafe { LayoutOf::<C>::take(slot_value, mem) });
-                return Err(e);
-            }
+        if let Err(e) = needs.reserve(mem) {
+            // SAFETY: the slot value was made by `into_slot` on this memory
+            // and is consumed once.
+            drop(unsafe { LayoutOf::<C>::take(slot_value, mem) });
+            return Err(e);
         }
         Ok(slot_value)
     }
@@ -482,9 +481,11 @@ impl<C: Config> RawTree<C> {
         let mut slot_value = LayoutOf::<C>::into_slot(value, &mut self.mem)?;
         let Some(_) = self.root else {
             let shift = key.root_shift();
-            let mut needs = Needs::NONE;
-            Self::chain_needs(&mut needs, shift);
-            slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
+            if C::Memory::FALLIBLE {
+                let mut needs = Needs::NONE;
+                Self::chain_needs(&mut needs, shift);
+                slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
+            }
             let root = Self::chain(&mut self.mem, key, shift, slot_value);
             self.root = Some(stored(&self.mem, root));
             self.root_shift = shift;
@@ -495,17 +496,17 @@ impl<C: Config> RawTree<C> {
             // New roots up to the key's level, then the key's chain beside
             // the old tree in the topmost (which may have to grow if class 0
             // holds one child only).
-            let shift = key.root_shift();
-            let mut needs = Needs::NONE;
-            needs.add(
-                Pools::<C>::inner(0),
-                ((shift - self.root_shift) / SPAN) as usize,
-            );
-            Self::chain_needs(&mut needs, shift - SPAN);
-            if C::SIZE_CLASSES.capacity(0) < 2 {
-                needs.add(Pools::<C>::inner(1), 1);
+            if C::Memory::FALLIBLE {
+                let shift = key.root_shift();
+                let mut needs = Needs::NONE;
+                let levels = (shift - self.root_shift) / SPAN;
+                needs.add(Pools::<C>::inner(0), levels as usize);
+                Self::chain_needs(&mut needs, shift - SPAN);
+                if C::SIZE_CLASSES.capacity(0) < 2 {
+                    needs.add(Pools::<C>::inner(1), 1);
+                }
+                slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
             }
-            slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
             while key.above(self.root_shift) {
                 self.add_level();
             }
@@ -525,9 +526,11 @@ impl<C: Config> RawTree<C> {
                         slot.write(slot_value);
                         return Ok(LayoutOf::<C>::take(old, &mut self.mem));
                     }
-                    let mut needs = Needs::NONE;
-                    Self::grow_needs(&mut needs, node, 0);
-                    slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
+                    if C::Memory::FALLIBLE {
+                        let mut needs = Needs::NONE;
+                        Self::grow_needs(&mut needs, node, 0);
+                        slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
+                    }
                     Self::add_child(&mut self.mem, loc, node, chunk, slot_value, 0);
                     break;
                 }
@@ -537,10 +540,12 @@ impl<C: Config> RawTree<C> {
                         shift -= SPAN;
                     }
                     None => {
-                        let mut needs = Needs::NONE;
-                        Self::chain_needs(&mut needs, shift - SPAN);
-                        Self::grow_needs(&mut needs, node, shift);
-                        slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
+                        if C::Memory::FALLIBLE {
+                            let mut needs = Needs::NONE;
+                            Self::chain_needs(&mut needs, shift - SPAN);
+                            Self::grow_needs(&mut needs, node, shift);
+                            slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
+                        }
                         let mem = &mut self.mem;
                         let child = Self::chain(mem, key, shift - SPAN, slot_value);
                         let child = stored(mem, child);
