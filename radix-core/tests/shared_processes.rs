@@ -371,6 +371,12 @@ fn attach_errors_are_typed() {
     // Wrong version: patch the version word (bytes 8..12) of a real area.
     let area = area(None);
     let path = format!("/dev/shm/{}", area.handle());
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "segments are private to their owner");
+        assert!(area.handle().to_string().starts_with(&format!("radix-{pid}-")));
+    }
     let mut bytes = std::fs::read(&path).unwrap();
     let original = bytes[8..12].to_vec();
     bytes[8..12].copy_from_slice(&99u32.to_le_bytes());
