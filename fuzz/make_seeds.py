@@ -10,8 +10,8 @@ The bytes follow the `arbitrary` 1.x encoding that `fuzz_target!` decodes
 bit of a byte, an enum variant a `u32` scaled by the variant count, and a `Vec`
 (the trailing list of operations, or offsets inside one) one `true` byte
 before each element, a `false` byte or the end of the data after the last. Variant
-numbers follow declaration order in src/ops.rs, src/keys.rs and
-src/tids.rs; if those enums change, re-run this script (old seeds still
+numbers follow declaration order in src/ops.rs, src/keys.rs, src/shared.rs
+and src/tids.rs; if those enums change, re-run this script (old seeds still
 decode, just to other operations). Check a seed's meaning with
 `cargo +nightly fuzz fmt <target> seeds/<target>/<file>`.
 
@@ -120,8 +120,17 @@ OP = 14
 STEP_256 = 225  # run_step: 224 + 1 -> a step of 256
 
 
+# What goes between an operation's element byte and its `Op` variant: nothing
+# for the tree targets; for tree_shared, the `SharedOp::Tree` variant and
+# which tree (see on_tree).
+OP_PREFIX = [None]
+
+
 def op(e, index):
-    e.element().variant(index, OP)
+    e.element()
+    if OP_PREFIX[0] is not None:
+        OP_PREFIX[0](e)
+    e.variant(index, OP)
 
 
 def insert(e, key, *args, value=0):
@@ -288,6 +297,132 @@ def tree_seeds():
     return seeds
 
 
+# ------------------------------------------------------------- shared.rs
+SHAREDOP = 4
+UNLIMITED = None
+FIRST, SECOND, BOTH = 0, 1, 2
+S_DRAIN, S_CLEAR, S_DESTROY = 0, 1, 2
+
+
+def on_tree(second):
+    """Makes the ops.rs helpers write `SharedOp::Tree { second, op }`."""
+    def prefix(e):
+        e.variant(0, SHAREDOP).bool(second)
+    OP_PREFIX[0] = prefix
+
+
+def shared_input(limit, trees, finish, bases):
+    """`limit` is None (unlimited) or n for `AreaLimit::Small(n)`: 64 KiB
+    << (n % 3) above the empty size."""
+    e = Enc()
+    if limit is None:
+        e.variant(0, 2)
+    else:
+        e.variant(1, 2).u8(limit)
+    e.variant(trees, 3).variant(finish, 3)
+    for b in bases:
+        e.u128(b)
+    return e
+
+
+def reread(e, second, pattern):
+    e.element().variant(1, SHAREDOP).bool(second).u64(pattern)
+
+
+def attach(e, second, index, value, key, *args):
+    e.element().variant(2, SHAREDOP).bool(second).u16(index)
+    key(e, *args)
+    e.u64(value)
+
+
+def fill(e, second, stride, key, *args):
+    e.element().variant(3, SHAREDOP).bool(second)
+    key(e, *args)
+    e.u8(stride)
+
+
+def shared_seeds():
+    seeds = {}
+    try:
+        # Both trees in a 64 KiB-limited area: a run into the first, the
+        # second filled until refused, refused inserts in both, reads and
+        # a second handle while full, removes, then room again.
+        e = shared_input(0, BOTH, S_DRAIN, [0x5000, 1 << 33, 2**60])
+        on_tree(False)
+        insert_run(e, clustered, [0, 0], 300, 0, value=1)
+        fill(e, True, 1, clustered, 1, 0)
+        on_tree(False)
+        insert_run(e, clustered, [2, 0], 300, STEP_256 + 1, value=2)
+        reread(e, False, 0xAAAA_AAAA_AAAA_AAAA)
+        attach(e, True, 5, 9, clustered, 1, 7)
+        on_tree(True)
+        remove_run(e, clustered, [1, 0], 200, 0)
+        verify(e)
+        on_tree(False)
+        remove_run(e, clustered, [0, 0], 300, 0)
+        insert_run(e, small, [0], 100, 0, value=3)
+        verify(e)
+        seeds["fill_both_limited"] = e
+
+        # Two trees without a limit, destroyed full: nodes grown through
+        # every class and shrunk in both, ranges, second handles, a clear.
+        e = shared_input(UNLIMITED, BOTH, S_DESTROY, [0x1000, 1 << 20, 2**31])
+        for second in (False, True):
+            on_tree(second)
+            insert_run(e, small, [0], 300, 0, value=7)
+            iterate(e, 0x5555_5555_5555_5555)
+            remove_run(e, small, [0], 260, 0)
+            insert_run(e, clustered, [1, 0], 300, STEP_256, value=9)
+            range_op(
+                e,
+                lambda e: included(e, power_of_two, 16, -1),
+                lambda e: excluded(e, near_max, 0),
+                0xF0F0_F0F0_F0F0_F0F0,
+            )
+            range_near(e, 5, -1, False, 60, 1, True, 0x3333)
+        attach(e, False, 3, 11, near_max, 0)
+        attach(e, True, 4, 12, small, 9)
+        reread(e, True, 2**64 - 1)
+        on_tree(True)
+        clear(e)
+        insert_run(e, clustered, [2, 0xFFF0], 40, 0, value=3)
+        on_tree(False)
+        verify(e)
+        seeds["two_trees_destroyed_full"] = e
+
+        # Varlen strings in a 256 KiB-limited area: lengths on both sides
+        # of the embedding limit, replaced back and forth, then filled.
+        e = shared_input(2, SECOND, S_CLEAR, [0x77_0000, 0, 0])
+        on_tree(True)
+        insert_run(e, clustered, [0, 0], 200, 0, value=0x1234)
+        for length in (0, 7, 8, 40):
+            insert(e, small, length, value=length)
+        for i, length in enumerate((8, 7, 40, 0, 9, 1)):
+            replace(e, i * 5, length)
+        fill(e, True, 0, clustered, 0, 300)
+        for i, length in enumerate((40, 39, 0)):
+            replace(e, i * 11, length)
+        remove_run(e, clustered, [0, 0], 100, 1)
+        fill(e, True, 2, power_of_two, 24, 0)
+        verify(e)
+        seeds["varlen_limited"] = e
+
+        # The first tree alone, limited to 128 KiB: keys one node each
+        # (stride 256^3), refused, then removes that may be refused too.
+        e = shared_input(1, FIRST, S_DRAIN, [2**40, 0, 0])
+        fill(e, False, 3, small, 0)
+        on_tree(False)
+        modify(e, 3, 42)
+        get_near(e, 7, 1)
+        remove_run(e, small, [0], 300, STEP_256 + 3)
+        insert(e, near_max, 0, value=5)
+        verify(e)
+        seeds["one_node_per_key"] = e
+    finally:
+        OP_PREFIX[0] = None
+    return seeds
+
+
 # --------------------------------------------------------------- tids.rs
 TIDOP = 9
 OFFSETS = 5
@@ -436,6 +571,8 @@ def main():
             write(target, name, e)
     for name, e in tidstore_seeds().items():
         write("tidstore", name, e)
+    for name, e in shared_seeds().items():
+        write("tree_shared", name, e)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@
 //! implements [`FuzzMap`] for them with [`impl_fuzz_map!`], and hands them
 //! to [`check_trees`] with the fuzz [`Input`]: a list of [`Op`]s that the
 //! [`harness`] applies to every tree and to a `BTreeMap` model, comparing
-//! every result. The `tidstore` target uses [`check_tidstore`] instead.
+//! every result. The `tidstore` target uses [`check_tidstore`] instead, and
+//! the `tree_shared` target [`check_shared`], with configurations that
+//! [`impl_shared_config!`] describes.
 //!
 //! | module | what |
 //! |---|---|
@@ -16,6 +18,7 @@
 //! | [`map`] | the [`FuzzMap`] interface over generated tree types |
 //! | [`harness`] | the tree harness and model |
 //! | [`tids`] | the TID store operations and harness |
+//! | [`shared`] | shared trees in an area: operations, [`SharedConfig`] and harness |
 //!
 //! The library has no `unsafe` and no fuzzing machinery of its own, so its
 //! pieces can also be used from ordinary tests to replay an input.
@@ -27,6 +30,7 @@ pub mod harness;
 pub mod keys;
 pub mod map;
 pub mod ops;
+pub mod shared;
 pub mod tids;
 pub mod values;
 pub mod walk;
@@ -36,6 +40,9 @@ pub use harness::{check_trees, DynMap, BATCH};
 pub use keys::{run_step, BoundSpec, KeyInt, KeySpec};
 pub use map::{FuzzMap, Previous};
 pub use ops::{Finish, Input, Op};
+pub use shared::{
+    check_shared, AreaLimit, SharedConfig, SharedFinish, SharedInput, SharedOp, Summary, TreeSet,
+};
 pub use tids::{check_tidstore, TidInput};
 pub use values::{FuzzValue, ModelValue, Pair};
 pub use walk::{walk, walk_exact};

@@ -375,7 +375,10 @@ fn attach_errors_are_typed() {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600, "segments are private to their owner");
-        assert!(area.handle().to_string().starts_with(&format!("radix-{pid}-")));
+        assert!(area
+            .handle()
+            .to_string()
+            .starts_with(&format!("radix-{pid}-")));
     }
     let mut bytes = std::fs::read(&path).unwrap();
     let original = bytes[8..12].to_vec();
@@ -459,7 +462,7 @@ fn the_area_limit_keeps_every_key() {
 fn remove_stale_cleans_up_after_a_killed_creator() {
     let mut creator = spawn("create-and-die", &[]);
     let handle = first_line(&mut creator);
-    let prefix = format!("{handle}");
+    let prefix = handle.clone();
     let listed = || -> BTreeSet<String> {
         std::fs::read_dir("/dev/shm")
             .unwrap()
