@@ -17,6 +17,11 @@
 //!   allocated up front at `min(limit, 1 GiB)`, searched with a bounds check
 //!   and a binary search.
 //!
+//! On Linux, `shared` adds a third: `tidstore::SharedTidStore`, the TID
+//! store in shared memory, filled by this process and read by worker
+//! processes that split each index pass between them (`--workers N`), as
+//! PostgreSQL's parallel vacuum does.
+//!
 //! | module | concept |
 //! |---|---|
 //! | [`scenario`] | table shape, named scenarios, `--mem` sizes |
@@ -26,6 +31,7 @@
 //! | [`vacuum`] | the simulation loop and per-phase timing |
 //! | [`report`] | the human table and JSON lines |
 //! | [`progress`] | progress bars or plain lines on standard error |
+//! | `shared` | the shared TID store and its worker processes (Linux) |
 //!
 //! ```
 //! use vacuum_sim::{run, DeadPattern, IndexOrder, Progress, Scenario, StoreKind};
@@ -50,6 +56,8 @@ pub mod order;
 pub mod progress;
 pub mod report;
 pub mod scenario;
+#[cfg(target_os = "linux")]
+pub mod shared;
 pub mod store;
 pub mod vacuum;
 
@@ -59,4 +67,4 @@ pub use progress::Progress;
 pub use scenario::{parse_size, Scenario};
 pub use store::{array_with_limit, DeadTupleStore, StoreKind};
 pub use tidstore::DeadItemsArray;
-pub use vacuum::{run, CheckError, VacuumError, VacuumStats};
+pub use vacuum::{run, CheckError, VacuumError, VacuumStats, WorkerSummary};

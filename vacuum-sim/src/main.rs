@@ -1,6 +1,7 @@
 //! The `vacuum-sim` command line. Everything it runs lives in the library.
 
 use std::process::ExitCode;
+use std::time::SystemTime;
 
 use clap::{Parser, ValueEnum};
 
@@ -53,7 +54,32 @@ per store and line: store, scenario, index_passes, peak_bytes,
 bytes_per_dead_tid, dead_tids, found, expected_found, check_ok, heap_scan_ms,
 index_ms, heap_vacuum_ms, total_ms, blocks, tuples_per_page, dead, indexes,
 limit_bytes, seed. Progress goes to standard error: bars on a terminal, plain
-lines otherwise.";
+lines otherwise.
+
+Parallel index passes (--workers N, Linux): after the other stores, the run
+is repeated with the TID store in shared memory ('shared'), as PostgreSQL's
+parallel vacuum keeps it. This process fills it during the heap scan (the
+same scan and limit as 'tidstore', the store's write lock taken per page);
+each index pass starts N worker processes (this program, in a hidden worker
+mode), which attach to the store, take its read lock, and each look up a
+contiguous share of the index's entries (heap positions for a correlated
+index, positions in the random order for a random one), so even a table with
+one index is vacuumed in parallel. This process waits for every worker, sums
+their counts and checks them as above; a failed worker fails the run (exit
+status 1) after the others are killed. The table gets a 'shared xN' column
+and an 'index speed-up' row: the TID store's index ms in one process divided
+by the shared store's with N workers (process start-up and attach included).
+With --json, the shared store's line also has workers, index_speedup,
+workers_launched, worker_start_ms, worker_attach_ms, worker_lookup_ms and
+worker_finish_ms.
+
+Shared memory after a crash: the shared store lives in POSIX shared-memory
+objects named /dev/shm/radix-<pid of the creating process>-..., unlinked when
+the run ends, also when it fails. A run that is killed (kill -9, a crash)
+leaves them behind, holding memory until reboot. Clean up with
+  vacuum-sim --remove-stale-shm
+which removes the objects of every creator that is no longer running (never
+those of a running process), prints their names, and exits.";
 
 /// Which stores to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -118,6 +144,35 @@ struct Cli {
     /// Seed for the random index orders and the random: dead pattern.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+
+    /// Also run the TID store in shared memory with each index pass split
+    /// between N worker processes (1 to 64; Linux), and report the index
+    /// phase's speed-up over one process.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    workers: Option<u16>,
+
+    /// Remove the shared-memory objects left in /dev/shm by runs that were
+    /// killed or crashed, print their names, and exit.
+    #[arg(long)]
+    remove_stale_shm: bool,
+
+    /// Worker mode (internal): attach to the shared store with this handle
+    /// and look up a share of one index pass.
+    #[arg(long, hide = true, value_name = "HANDLE")]
+    worker: Option<String>,
+
+    /// Worker mode (internal): the index, from 0.
+    #[arg(long, hide = true, requires = "worker", default_value_t = 0)]
+    worker_index: usize,
+
+    /// Worker mode (internal): the share of the index's entries, FROM..TO.
+    #[arg(long, hide = true, requires = "worker", value_name = "FROM..TO")]
+    worker_range: Option<String>,
+
+    /// Testing (internal): give the workers this handle instead of the
+    /// shared store's.
+    #[arg(long, hide = true, requires = "workers", value_name = "HANDLE")]
+    worker_handle_override: Option<String>,
 }
 
 /// A parsed `--indexes` list (a newtype, so clap takes it as one value).
@@ -189,7 +244,15 @@ impl Cli {
 }
 
 fn main() -> ExitCode {
+    // Before anything else: a worker reports its start-up cost from here.
+    let born = SystemTime::now();
     let cli = Cli::parse();
+    if cli.remove_stale_shm {
+        return remove_stale_shm();
+    }
+    if let Some(handle) = &cli.worker {
+        return worker(&cli, handle, born);
+    }
     if cli.list {
         for scenario in Scenario::all() {
             println!("{scenario}");
@@ -228,11 +291,29 @@ fn main() -> ExitCode {
             }
         }
     }
+    let shared = match cli.workers {
+        None => None,
+        Some(count) => match shared_run(&cli, &scenario, usize::from(count), &progress) {
+            Ok(stats) => {
+                if cli.json {
+                    println!("{}", shared_line(&scenario, &stats, &runs));
+                }
+                Some(stats)
+            }
+            Err(e) => {
+                eprintln!("error: {}: {e}", StoreKind::Shared);
+                return ExitCode::FAILURE;
+            }
+        },
+    };
     if !cli.json {
-        print!("{}", table(&runs));
+        match &shared {
+            None => print!("{}", table(&runs)),
+            Some(shared) => print!("{}", shared_table(&runs, shared)),
+        }
     }
     let mut failed = false;
-    for stats in &runs {
+    for stats in runs.iter().chain(&shared) {
         if let Err(e) = stats.check() {
             eprintln!("error: correctness check failed: {e}");
             failed = true;
@@ -243,4 +324,159 @@ fn main() -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// `--remove-stale-shm`.
+#[cfg(target_os = "linux")]
+fn remove_stale_shm() -> ExitCode {
+    match radix_core::shm::remove_stale() {
+        Ok(removed) if removed.is_empty() => {
+            println!("no stale shared-memory objects in /dev/shm");
+            ExitCode::SUCCESS
+        }
+        Ok(removed) => {
+            println!(
+                "removed {} stale shared-memory object{} from /dev/shm:",
+                removed.len(),
+                if removed.len() == 1 { "" } else { "s" }
+            );
+            for name in removed {
+                println!("  {name}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: cannot remove stale shared-memory objects: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn remove_stale_shm() -> ExitCode {
+    eprintln!("error: --remove-stale-shm: shared memory is supported on Linux only");
+    ExitCode::FAILURE
+}
+
+/// The shared store's run, `--workers count`, with this program as the
+/// workers' program.
+#[cfg(target_os = "linux")]
+fn shared_run(
+    cli: &Cli,
+    scenario: &Scenario,
+    count: usize,
+    progress: &Progress,
+) -> Result<vacuum_sim::VacuumStats, String> {
+    use vacuum_sim::shared::{run_shared, Workers};
+    let program = std::env::current_exe()
+        .map_err(|e| format!("cannot find this program to start workers: {e}"))?;
+    let mut workers = Workers::new(count, program);
+    workers.handle_override = cli.worker_handle_override.clone();
+    run_shared(scenario, &workers, progress).map_err(|e| e.to_string())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn shared_run(
+    _cli: &Cli,
+    _scenario: &Scenario,
+    _count: usize,
+    _progress: &Progress,
+) -> Result<vacuum_sim::VacuumStats, String> {
+    Err("--workers: the shared TID store is supported on Linux only".into())
+}
+
+#[cfg(target_os = "linux")]
+fn shared_line(
+    scenario: &Scenario,
+    stats: &vacuum_sim::VacuumStats,
+    runs: &[vacuum_sim::VacuumStats],
+) -> String {
+    use vacuum_sim::report::{one_process_run, shared_json_line};
+    shared_json_line(scenario, stats, one_process_run(runs))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn shared_line(
+    scenario: &Scenario,
+    stats: &vacuum_sim::VacuumStats,
+    _runs: &[vacuum_sim::VacuumStats],
+) -> String {
+    json_line(scenario, stats)
+}
+
+fn shared_table(runs: &[vacuum_sim::VacuumStats], shared: &vacuum_sim::VacuumStats) -> String {
+    vacuum_sim::report::table_with_shared(runs, shared)
+}
+
+/// The hidden worker mode: one share of one index pass over the shared
+/// store `handle`; prints a one-line JSON report, or an error and exit
+/// status 1.
+#[cfg(target_os = "linux")]
+fn worker(cli: &Cli, handle: &str, born: SystemTime) -> ExitCode {
+    use std::io::Write as _;
+    use vacuum_sim::shared::{parse_range, run_worker, WorkerTask};
+
+    watch_leader();
+    let scenario = cli.scenario();
+    if let Err(e) = scenario.validate() {
+        eprintln!("error: worker: {e}");
+        return ExitCode::FAILURE;
+    }
+    let entries = match cli.worker_range.as_deref().map(parse_range) {
+        None => 0..scenario.total_tuples(),
+        Some(Ok(range)) => range,
+        Some(Err(e)) => {
+            eprintln!("error: worker: --worker-range: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let task = WorkerTask {
+        handle: handle.to_string(),
+        scenario,
+        index: cli.worker_index,
+        entries,
+    };
+    let report = match run_worker(&task, born) {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("error: worker: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let line = match serde_json::to_string(&report) {
+        Ok(line) => line,
+        Err(e) => {
+            eprintln!("error: worker: cannot encode the report: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
+        eprintln!("error: worker: cannot write the report: {e}");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+#[cfg(not(target_os = "linux"))]
+fn worker(_cli: &Cli, _handle: &str, _born: SystemTime) -> ExitCode {
+    eprintln!("error: worker mode: the shared TID store is supported on Linux only");
+    ExitCode::FAILURE
+}
+
+/// A worker whose leader is gone has nobody to report to: a thread checks
+/// every 50 ms that the parent is still the same process, and ends the
+/// worker when it is not (its read lock's slot is reclaimed by the next
+/// writer, as any dead reader's).
+#[cfg(target_os = "linux")]
+fn watch_leader() {
+    use std::os::unix::process::parent_id;
+    let leader = parent_id();
+    std::thread::spawn(move || loop {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        if parent_id() != leader {
+            eprintln!("error: worker: the leader (process {leader}) exited");
+            std::process::exit(1);
+        }
+    });
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::heap::DeadPattern;
 use crate::order::format_index_list;
 use crate::scenario::{group, Scenario};
+use crate::store::StoreKind;
 use crate::vacuum::VacuumStats;
 
 /// What `found` means, for headers and help.
@@ -46,59 +47,49 @@ fn ms_text(d: Duration) -> String {
 /// The side-by-side table of the runs' results, with a ratio column when
 /// both stores ran.
 pub fn table(runs: &[VacuumStats]) -> String {
-    let mut rows: Vec<(&str, Vec<String>)> = vec![
-        ("", runs.iter().map(|r| r.store.to_string()).collect()),
-        (
-            "index passes",
-            runs.iter().map(|r| r.index_passes.to_string()).collect(),
-        ),
-        (
-            "peak bytes",
-            runs.iter().map(|r| group(r.peak_bytes)).collect(),
-        ),
-        (
-            "bytes per dead TID",
-            runs.iter()
-                .map(|r| {
-                    r.bytes_per_dead_tid()
-                        .map_or("-".into(), |b| format!("{b:.4}"))
-                })
-                .collect(),
-        ),
-        (
-            "dead TIDs",
-            runs.iter().map(|r| group(r.dead_tids)).collect(),
-        ),
-        ("found", runs.iter().map(|r| group(r.found)).collect()),
-        (
-            "expected found",
-            runs.iter().map(|r| group(r.expected_found())).collect(),
-        ),
-        (
-            "check",
-            runs.iter()
-                .map(|r| if r.check().is_ok() { "ok" } else { "FAILED" }.into())
-                .collect(),
-        ),
-        (
-            "heap scan ms",
-            runs.iter().map(|r| ms_text(r.heap_scan)).collect(),
-        ),
-        ("index ms", runs.iter().map(|r| ms_text(r.index)).collect()),
-        (
-            "heap vacuum ms",
-            runs.iter().map(|r| ms_text(r.heap_vacuum)).collect(),
-        ),
-        ("total ms", runs.iter().map(|r| ms_text(r.total)).collect()),
+    render(&rows(runs))
+}
+
+/// The table's cells for one run, top to bottom (after the header cell).
+fn cells(r: &VacuumStats) -> Vec<String> {
+    vec![
+        r.index_passes.to_string(),
+        group(r.peak_bytes),
+        r.bytes_per_dead_tid()
+            .map_or("-".into(), |b| format!("{b:.4}")),
+        group(r.dead_tids),
+        group(r.found),
+        group(r.expected_found()),
+        if r.check().is_ok() { "ok" } else { "FAILED" }.into(),
+        ms_text(r.heap_scan),
+        ms_text(r.index),
+        ms_text(r.heap_vacuum),
+        ms_text(r.total),
+    ]
+}
+
+/// The rows of [`table`]: a label and one cell per column.
+fn rows(runs: &[VacuumStats]) -> Vec<(&'static str, Vec<String>)> {
+    const LABELS: [&str; 11] = [
+        "index passes",
+        "peak bytes",
+        "bytes per dead TID",
+        "dead TIDs",
+        "found",
+        "expected found",
+        "check",
+        "heap scan ms",
+        "index ms",
+        "heap vacuum ms",
+        "total ms",
     ];
+    let columns: Vec<Vec<String>> = runs.iter().map(cells).collect();
+    let mut rows: Vec<(&str, Vec<String>)> =
+        vec![("", runs.iter().map(|r| r.store.to_string()).collect())];
+    for (i, label) in LABELS.into_iter().enumerate() {
+        rows.push((label, columns.iter().map(|c| c[i].clone()).collect()));
+    }
     if let [ts, array] = runs {
-        let ratio = |a: f64, b: f64| {
-            if b > 0.0 {
-                format!("{:.2}×", a / b)
-            } else {
-                "-".into()
-            }
-        };
         let extra = [
             format!("{} ÷ {}", array.store, ts.store),
             ratio(f64::from(array.index_passes), f64::from(ts.index_passes)),
@@ -117,6 +108,20 @@ pub fn table(runs: &[VacuumStats]) -> String {
             row.1.push(cell);
         }
     }
+    rows
+}
+
+/// `a / b` as `1.23×`, or `-` when `b` is 0.
+fn ratio(a: f64, b: f64) -> String {
+    if b > 0.0 {
+        format!("{:.2}×", a / b)
+    } else {
+        "-".into()
+    }
+}
+
+/// Lays the rows out: labels left, cells right-aligned.
+fn render(rows: &[(&str, Vec<String>)]) -> String {
     let label_width = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(0);
     let columns = rows[0].1.len();
     let widths: Vec<usize> = (0..columns)
@@ -129,13 +134,88 @@ pub fn table(runs: &[VacuumStats]) -> String {
         })
         .collect();
     let mut out = String::new();
-    for (label, cells) in &rows {
+    for (label, cells) in rows {
         let _ = write!(out, "{label:<label_width$}");
         for (cell, width) in cells.iter().zip(&widths) {
             let pad = width - cell.chars().count();
             let _ = write!(out, "  {}{cell}", " ".repeat(pad));
         }
         out.push('\n');
+    }
+    out
+}
+
+/// The index phase's speed-up of the shared store's worker processes over
+/// one process: the local TID store's index time divided by the shared
+/// store's (`None` when the shared store's is zero).
+pub fn index_speedup(one_process: &VacuumStats, shared: &VacuumStats) -> Option<f64> {
+    let workers = ms(shared.index);
+    (workers > 0.0).then(|| ms(one_process.index) / workers)
+}
+
+/// The run of the local TID store among `runs`, which the shared store is
+/// compared with.
+pub fn one_process_run(runs: &[VacuumStats]) -> Option<&VacuumStats> {
+    runs.iter().find(|r| r.store == StoreKind::TidStore)
+}
+
+/// The column header of the shared store's run: `shared ×2`.
+fn shared_label(shared: &VacuumStats) -> String {
+    match &shared.workers {
+        Some(w) => format!("{} ×{}", shared.store, w.count),
+        None => shared.store.to_string(),
+    }
+}
+
+/// [`table`] with a column for the shared store's run (`--workers`), an
+/// `index speed-up` row (the TID store's index ms in one process divided
+/// by the shared store's with its worker processes, from the same
+/// invocation), and notes on what the shared store's index time was spent
+/// on.
+pub fn table_with_shared(runs: &[VacuumStats], shared: &VacuumStats) -> String {
+    let mut rows = rows(runs);
+    rows[0].1.push(shared_label(shared));
+    for (row, cell) in rows.iter_mut().skip(1).zip(cells(shared)) {
+        row.1.push(cell);
+    }
+    let columns = rows[0].1.len();
+    let mut speedup = vec![String::new(); columns];
+    speedup[columns - 1] = one_process_run(runs)
+        .and_then(|ts| index_speedup(ts, shared))
+        .map_or("-".into(), |x| format!("{x:.2}×"));
+    rows.push(("index speed-up", speedup));
+    let mut out = render(&rows);
+    if let Some(w) = &shared.workers {
+        let _ = writeln!(
+            out,
+            "\n{}: the TID store in shared memory, filled by this process (write lock per page); \
+             each index pass ran in {} worker process{}, each with a contiguous share of the \
+             index's entries ({} started in all); index ms include starting them and attaching",
+            shared_label(shared),
+            w.count,
+            if w.count == 1 { "" } else { "es" },
+            group(w.launched)
+        );
+        let _ = writeln!(
+            out,
+            "  index ms, summed over the index passes, slowest worker of each: start {} (spawn to \
+             main), attach {} (attach and read lock), lookups {}, finish {} (to every worker \
+             reaped)",
+            ms_text(w.start),
+            ms_text(w.attach),
+            ms_text(w.lookups),
+            ms_text(w.finish)
+        );
+        if let Some(ts) = one_process_run(runs) {
+            let _ = writeln!(
+                out,
+                "  index speed-up = {} index ms {} ÷ {} index ms {}",
+                ts.store,
+                ms_text(ts.index),
+                shared_label(shared),
+                ms_text(shared.index)
+            );
+        }
     }
     out
 }
@@ -181,6 +261,32 @@ pub struct JsonRecord {
     pub limit_bytes: u64,
     /// The seed.
     pub seed: u64,
+    /// The shared store's run only (`--workers`): its worker processes and
+    /// speed-up. Absent from the other stores' lines.
+    #[serde(flatten)]
+    pub shared: Option<SharedRecord>,
+}
+
+/// The fields only the shared store's JSON line has.
+#[derive(Clone, Debug, Serialize)]
+pub struct SharedRecord {
+    /// Worker processes per index pass.
+    pub workers: usize,
+    /// The local TID store's `index_ms` (one process) divided by this
+    /// run's, from the same invocation; `null` when the TID store did not
+    /// run.
+    pub index_speedup: Option<f64>,
+    /// Worker processes started over the run.
+    pub workers_launched: u64,
+    /// Of `index_ms`, summed over the passes, slowest worker of each:
+    /// process start-up (spawn to `main`), ms.
+    pub worker_start_ms: f64,
+    /// Attaching and taking the read lock, ms.
+    pub worker_attach_ms: f64,
+    /// The lookups, ms.
+    pub worker_lookup_ms: f64,
+    /// From the last lookup to every worker reaped, ms.
+    pub worker_finish_ms: f64,
 }
 
 impl JsonRecord {
@@ -207,14 +313,40 @@ impl JsonRecord {
             indexes: format_index_list(&scenario.indexes).replace(", ", ","),
             limit_bytes: scenario.limit,
             seed: scenario.seed,
+            shared: stats.workers.map(|w| SharedRecord {
+                workers: w.count,
+                index_speedup: None,
+                workers_launched: w.launched,
+                worker_start_ms: ms(w.start),
+                worker_attach_ms: ms(w.attach),
+                worker_lookup_ms: ms(w.lookups),
+                worker_finish_ms: ms(w.finish),
+            }),
         }
     }
 }
 
 /// One JSON object (one line, no newline) for `stats`.
 pub fn json_line(scenario: &Scenario, stats: &VacuumStats) -> String {
-    serde_json::to_string(&JsonRecord::new(scenario, stats))
-        .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    to_line(&JsonRecord::new(scenario, stats))
+}
+
+/// The JSON line of the shared store's run, with its `index_speedup` over
+/// `one_process` (the local TID store's run in the same invocation).
+pub fn shared_json_line(
+    scenario: &Scenario,
+    stats: &VacuumStats,
+    one_process: Option<&VacuumStats>,
+) -> String {
+    let mut record = JsonRecord::new(scenario, stats);
+    if let Some(shared) = &mut record.shared {
+        shared.index_speedup = one_process.and_then(|ts| index_speedup(ts, stats));
+    }
+    to_line(&record)
+}
+
+fn to_line(record: &JsonRecord) -> String {
+    serde_json::to_string(record).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
 
 #[cfg(test)]
@@ -222,7 +354,6 @@ mod tests {
     use super::*;
     use crate::order::IndexOrder;
     use crate::progress::Progress;
-    use crate::store::StoreKind;
     use crate::vacuum::run;
 
     fn runs() -> (Scenario, Vec<VacuumStats>) {
@@ -281,5 +412,52 @@ mod tests {
         for field in ["heap_scan_ms", "index_ms", "heap_vacuum_ms", "total_ms"] {
             assert!(value[field].as_f64().is_some_and(|ms| ms >= 0.0), "{field}");
         }
+    }
+
+    /// A shared store's run, made from the TID store's (its index time
+    /// halved), for the report's layout.
+    fn shared_from(ts: &VacuumStats) -> VacuumStats {
+        let mut shared = ts.clone();
+        shared.store = StoreKind::Shared;
+        shared.index = ts.index / 2;
+        shared.workers = Some(crate::vacuum::WorkerSummary {
+            count: 2,
+            launched: 4,
+            ..Default::default()
+        });
+        shared
+    }
+
+    #[test]
+    fn shared_column_and_speedup() {
+        let (scenario, mut runs) = runs();
+        runs[0].index = Duration::from_millis(10);
+        let shared = shared_from(&runs[0]);
+        let text = table_with_shared(&runs, &shared);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].ends_with("shared ×2"), "{text}");
+        assert!(lines[0].contains("array ÷ tidstore"), "{text}");
+        let speedup = lines
+            .iter()
+            .find(|l| l.starts_with("index speed-up"))
+            .unwrap();
+        assert!(speedup.trim_end().ends_with("2.00×"), "{text}");
+        assert!(text.contains("2 worker processes"), "{text}");
+        // The table without --workers is unchanged by the shared column's
+        // code.
+        assert!(!table(&runs).contains("speed-up"));
+
+        let value: serde_json::Value =
+            serde_json::from_str(&shared_json_line(&scenario, &shared, Some(&runs[0]))).unwrap();
+        assert_eq!(value["store"], "shared");
+        assert_eq!(value["workers"], 2);
+        assert_eq!(value["index_speedup"], 2.0);
+        assert!(value["index_ms"].is_f64());
+        let alone: serde_json::Value =
+            serde_json::from_str(&shared_json_line(&scenario, &shared, None)).unwrap();
+        assert!(alone["index_speedup"].is_null());
+        assert_eq!(alone["workers"], 2);
+        let local = json_line(&scenario, &runs[0]);
+        assert!(!local.contains("workers"), "{local}");
     }
 }

@@ -15,6 +15,11 @@ pub enum StoreKind {
     /// [`DeadItemsArray`], PostgreSQL 16's sorted array of 6-byte TIDs
     /// (`array`).
     Array,
+    /// The TID store in shared memory (`tidstore::SharedTidStore`, Linux),
+    /// filled by this process and read by worker processes during the
+    /// index passes (`shared`; `--workers`). Not in [`ALL`](Self::ALL): it
+    /// runs through `shared::run_shared`, not [`run`](crate::run).
+    Shared,
 }
 
 impl StoreKind {
@@ -26,6 +31,7 @@ impl StoreKind {
         match self {
             Self::TidStore => "tidstore",
             Self::Array => "array",
+            Self::Shared => "shared",
         }
     }
 }
@@ -38,7 +44,7 @@ impl fmt::Display for StoreKind {
 
 /// An unknown store name.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown store `{0}`: expected tidstore or array")]
+#[error("unknown store `{0}`: expected tidstore, array or shared")]
 pub struct UnknownStore(pub String);
 
 impl FromStr for StoreKind {
@@ -48,6 +54,7 @@ impl FromStr for StoreKind {
         match text.trim().to_ascii_lowercase().as_str() {
             "tidstore" => Ok(Self::TidStore),
             "array" => Ok(Self::Array),
+            "shared" => Ok(Self::Shared),
             _ => Err(UnknownStore(text.to_string())),
         }
     }

@@ -17,6 +17,7 @@
 //! index once), as PostgreSQL's `index_scans` does.
 
 use std::hint::black_box;
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use tidstore::{Tid, TidStore};
@@ -39,6 +40,14 @@ pub enum VacuumError {
     /// The store could not be built or filled.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// [`run`] was asked for the shared store, which needs worker
+    /// processes: `shared::run_shared` (or `vacuum-sim --workers N`) runs it.
+    #[error("the shared store runs its index passes in worker processes: use --workers N (shared::run_shared)")]
+    NeedsWorkers,
+    /// The shared store, or one of its worker processes, failed.
+    #[cfg(target_os = "linux")]
+    #[error(transparent)]
+    Shared(#[from] crate::shared::SharedError),
 }
 
 /// A failed correctness check: the store lost or invented dead TIDs.
@@ -149,6 +158,36 @@ pub struct VacuumStats {
     pub heap_vacuum: Duration,
     /// Wall time of the whole run, from creating the store.
     pub total: Duration,
+    /// For the shared store, how its index passes ran in worker processes
+    /// (`None` for the stores that run everything in this process).
+    pub workers: Option<WorkerSummary>,
+}
+
+/// How the shared store's index passes ran: `count` worker processes per
+/// index pass, each given a contiguous share of the index's entries.
+///
+/// The durations profile where [`VacuumStats::index`] went. For each index
+/// pass they take the slowest worker's, and add those up over the passes;
+/// the start-up and attach parts are measured with the system clock across
+/// processes, so they are accurate to a few microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WorkerSummary {
+    /// Worker processes per index pass.
+    pub count: usize,
+    /// Worker processes started over the whole run.
+    pub launched: u64,
+    /// From asking the system for the process to the worker's `main`:
+    /// `fork`, `exec`, loading the program.
+    pub start: Duration,
+    /// Parsing the arguments, attaching to the shared store and taking the
+    /// read lock.
+    pub attach: Duration,
+    /// The lookups themselves (including computing the random order's
+    /// positions).
+    pub lookups: Duration,
+    /// From the slowest worker's last lookup to the leader having reaped
+    /// every worker and summed their counts.
+    pub finish: Duration,
 }
 
 impl VacuumStats {
@@ -209,7 +248,9 @@ impl VacuumStats {
     }
 }
 
-/// Runs the scenario with a fresh store of `kind`.
+/// Runs the scenario with a fresh store of `kind` ([`StoreKind::TidStore`]
+/// or [`StoreKind::Array`]; the shared store needs worker processes and
+/// runs through `shared::run_shared`).
 pub fn run(
     scenario: &Scenario,
     kind: StoreKind,
@@ -231,25 +272,133 @@ pub fn run(
             let mut store = array_with_limit(limit, heap.num_tuples(), heap.tuples_per_page())?;
             simulate(scenario, &heap, dead, &mut store, started, progress)
         }
+        StoreKind::Shared => Err(VacuumError::NeedsWorkers),
     }
 }
 
-/// The index orders of a run: `None` for a correlated index, the
-/// permutation for a random one. Random index `j` gets its own seed
-/// derived from the scenario's, the same for every store.
+/// The order of index `j` of `scenario` over its `n` entries: `None` for a
+/// correlated index, the permutation for a random one. Random index `j`
+/// gets its own seed derived from the scenario's, the same for every store
+/// and in every process (the shared store's workers call this too).
+pub fn index_order(scenario: &Scenario, j: usize, n: u64) -> Option<RandomOrder> {
+    match scenario.indexes.get(j)? {
+        IndexOrder::Correlated => None,
+        IndexOrder::Random => Some(RandomOrder::new(
+            n,
+            splitmix64_at(scenario.seed, 1_000 + j as u64),
+        )),
+    }
+}
+
+/// The index orders of a run, by [`index_order`].
 fn index_orders(scenario: &Scenario, n: u64) -> Vec<Option<RandomOrder>> {
-    scenario
-        .indexes
-        .iter()
-        .enumerate()
-        .map(|(j, order)| match order {
-            IndexOrder::Correlated => None,
-            IndexOrder::Random => Some(RandomOrder::new(
-                n,
-                splitmix64_at(scenario.seed, 1_000 + j as u64),
-            )),
-        })
+    (0..scenario.indexes.len())
+        .map(|j| index_order(scenario, j, n))
         .collect()
+}
+
+/// A store as the vacuum loop drives it. [`InProcess`] wraps a
+/// [`DeadTupleStore`] and runs the index passes in this process; the shared
+/// store runs them in worker processes, and may fail where a local store
+/// cannot (its locks, its workers).
+pub(crate) trait Vacuumable {
+    /// Which store this is.
+    fn kind(&self) -> StoreKind;
+
+    /// As [`DeadTupleStore::has_room_for`].
+    fn has_room_for(&self, n: usize) -> bool;
+
+    /// As [`DeadTupleStore::add_page`].
+    fn add_page(&mut self, block: u32, offsets: &[u16]) -> Result<(), VacuumError>;
+
+    /// As [`DeadTupleStore::is_full`].
+    fn is_full(&self) -> bool;
+
+    /// As [`DeadTupleStore::memory_usage`].
+    fn memory_usage(&self) -> u64;
+
+    /// As [`DeadTupleStore::num_tids`].
+    fn num_tids(&self) -> u64;
+
+    /// One index pass over index `j` (its order is `permutation`, `None`
+    /// for a correlated index): the number of entries found dead.
+    fn index_pass(
+        &mut self,
+        heap: &Heap,
+        j: usize,
+        permutation: Option<&RandomOrder>,
+        phase: &mut Phase,
+    ) -> Result<u64, VacuumError>;
+
+    /// The heap pass: as [`DeadTupleStore::for_each_block`].
+    fn heap_pass<F: FnMut(u32, &[u16])>(
+        &mut self,
+        buf: &mut [u16],
+        f: F,
+    ) -> Result<(), VacuumError>;
+
+    /// As [`DeadTupleStore::clear`].
+    fn clear(&mut self) -> Result<(), VacuumError>;
+}
+
+/// A local store, its index passes run in this process.
+struct InProcess<'s, S>(&'s mut S);
+
+impl<S: DeadTupleStore> Vacuumable for InProcess<'_, S> {
+    fn kind(&self) -> StoreKind {
+        self.0.kind()
+    }
+
+    fn has_room_for(&self, n: usize) -> bool {
+        self.0.has_room_for(n)
+    }
+
+    fn add_page(&mut self, block: u32, offsets: &[u16]) -> Result<(), VacuumError> {
+        Ok(self.0.add_page(block, offsets)?)
+    }
+
+    fn is_full(&self) -> bool {
+        self.0.is_full()
+    }
+
+    fn memory_usage(&self) -> u64 {
+        self.0.memory_usage()
+    }
+
+    fn num_tids(&self) -> u64 {
+        self.0.num_tids()
+    }
+
+    fn index_pass(
+        &mut self,
+        heap: &Heap,
+        _j: usize,
+        permutation: Option<&RandomOrder>,
+        phase: &mut Phase,
+    ) -> Result<u64, VacuumError> {
+        let store = &*self.0;
+        let is_member = |tid| store.is_member(tid);
+        let entries = 0..heap.num_tuples();
+        let tpp = heap.tuples_per_page();
+        Ok(match permutation {
+            None => correlated_pass(is_member, tpp, entries, phase),
+            Some(permutation) => random_pass(is_member, tpp, permutation, entries, phase),
+        })
+    }
+
+    fn heap_pass<F: FnMut(u32, &[u16])>(
+        &mut self,
+        buf: &mut [u16],
+        f: F,
+    ) -> Result<(), VacuumError> {
+        self.0.for_each_block(buf, f);
+        Ok(())
+    }
+
+    fn clear(&mut self) -> Result<(), VacuumError> {
+        self.0.clear();
+        Ok(())
+    }
 }
 
 /// The mutable state of one run.
@@ -269,6 +418,25 @@ pub fn simulate<S: DeadTupleStore>(
     heap: &Heap,
     dead: u64,
     store: &mut S,
+    started: Instant,
+    progress: &Progress,
+) -> Result<VacuumStats, VacuumError> {
+    drive(
+        scenario,
+        heap,
+        dead,
+        &mut InProcess(store),
+        started,
+        progress,
+    )
+}
+
+/// The vacuum loop, for any [`Vacuumable`] store.
+pub(crate) fn drive<V: Vacuumable>(
+    scenario: &Scenario,
+    heap: &Heap,
+    dead: u64,
+    store: &mut V,
     started: Instant,
     progress: &Progress,
 ) -> Result<VacuumStats, VacuumError> {
@@ -293,6 +461,7 @@ pub fn simulate<S: DeadTupleStore>(
             index: Duration::ZERO,
             heap_vacuum: Duration::ZERO,
             total: Duration::ZERO,
+            workers: None,
         },
     };
     let blocks = heap.blocks();
@@ -306,7 +475,7 @@ pub fn simulate<S: DeadTupleStore>(
             if !store.has_room_for(offsets.len()) {
                 run.stats.heap_scan += scan_started.elapsed();
                 run.end_scan(scan, scan_first, block, &*store);
-                run.round(store);
+                run.round(store)?;
                 scan = run.start_scan(block);
                 scan_first = block;
                 scan_started = Instant::now();
@@ -318,7 +487,7 @@ pub fn simulate<S: DeadTupleStore>(
         if store.is_full() {
             run.stats.heap_scan += scan_started.elapsed();
             run.end_scan(scan, scan_first, block + 1, &*store);
-            run.round(store);
+            run.round(store)?;
             scan = run.start_scan(block + 1);
             scan_first = block + 1;
             scan_started = Instant::now();
@@ -330,7 +499,7 @@ pub fn simulate<S: DeadTupleStore>(
     run.stats.heap_scan += scan_started.elapsed();
     run.end_scan(scan, scan_first, blocks, &*store);
     if store.num_tids() > 0 {
-        run.round(store);
+        run.round(store)?;
     }
     run.stats.total = started.elapsed();
     Ok(run.stats)
@@ -354,7 +523,7 @@ impl Run<'_> {
         )
     }
 
-    fn end_scan<S: DeadTupleStore>(&self, scan: Phase, from: u32, to: u32, store: &S) {
+    fn end_scan<V: Vacuumable>(&self, scan: Phase, from: u32, to: u32, store: &V) {
         scan.finish(&format!(
             "pages {}..{}, {} dead TIDs held, {} bytes",
             group(u64::from(from)),
@@ -365,7 +534,7 @@ impl Run<'_> {
     }
 
     /// One round: every index once, then the heap pass, then clear.
-    fn round<S: DeadTupleStore>(&mut self, store: &mut S) {
+    fn round<V: Vacuumable>(&mut self, store: &mut V) -> Result<(), VacuumError> {
         let held = store.num_tids();
         let pass = self.stats.index_passes + 1;
         let count = self.orders.len();
@@ -378,10 +547,7 @@ impl Run<'_> {
                 0,
             );
             let started = Instant::now();
-            let found = match &self.orders[j] {
-                None => correlated_pass(&*store, self.heap, &mut phase),
-                Some(permutation) => random_pass(&*store, self.heap, permutation, &mut phase),
-            };
+            let found = store.index_pass(self.heap, j, self.orders[j].as_ref(), &mut phase)?;
             self.stats.index += started.elapsed();
             phase.finish(&format!(
                 "{} of {} dead TIDs found",
@@ -406,59 +572,79 @@ impl Run<'_> {
         let started = Instant::now();
         let mut vacuumed = 0u64;
         let mut checksum = 0u64;
-        store.for_each_block(&mut self.buf, |block, offsets| {
+        store.heap_pass(&mut self.buf, |block, offsets| {
             vacuumed += offsets.len() as u64;
             let sum: u64 = offsets.iter().map(|&o| u64::from(o)).sum();
             checksum = checksum.wrapping_add(u64::from(block) ^ sum);
-        });
+        })?;
         black_box(checksum);
-        store.clear();
+        store.clear()?;
         self.stats.heap_vacuum += started.elapsed();
         phase.set_position(vacuumed);
         phase.finish(&format!("{} dead TIDs vacuumed", group(vacuumed)));
         self.stats.heap_vacuumed += vacuumed;
         self.stats.index_passes = pass;
+        Ok(())
     }
 }
 
-/// An index pass over a correlated index: TIDs in heap order.
-fn correlated_pass<S: DeadTupleStore>(store: &S, heap: &Heap, phase: &mut Phase) -> u64 {
-    let tpp = heap.tuples_per_page();
+/// An index pass over the entries `entries` (positions in heap order) of a
+/// correlated index: TIDs in heap order. Returns how many `is_member`
+/// answered yes. A whole pass is `0..heap.num_tuples()`; a worker process
+/// takes a contiguous share.
+pub fn correlated_pass<F: Fn(Tid) -> bool>(
+    is_member: F,
+    tuples_per_page: u16,
+    entries: Range<u64>,
+    phase: &mut Phase,
+) -> u64 {
+    let tpp = u64::from(tuples_per_page);
     let mut found = 0u64;
-    for block in 0..heap.blocks() {
-        for offset in 1..=tpp {
-            found += u64::from(store.is_member(Tid::new(block, offset)));
+    let mut p = entries.start;
+    while p < entries.end {
+        let block = p / tpp;
+        let first = (p - block * tpp) as u16 + 1;
+        let last = (entries.end - block * tpp).min(tpp) as u16;
+        // Blocks are below 2^32: positions are below blocks × tpp.
+        let block = block as u32;
+        for offset in first..=last {
+            found += u64::from(is_member(Tid::new(block, offset)));
         }
         if block % 1024 == 0 {
-            phase.set_position(u64::from(block) * u64::from(tpp));
+            phase.set_position(p - entries.start);
         }
+        p = u64::from(block) * tpp + u64::from(last);
     }
     found
 }
 
-/// An index pass over a random index: entry `i` is heap position
-/// `permutation.get(i)`.
+/// An index pass over the entries `entries` (positions in index order) of
+/// a random index: entry `i` is heap position `permutation.get(i)`. Returns
+/// how many `is_member` answered yes. A whole pass is
+/// `0..permutation.len()`; a worker process takes a contiguous share.
 ///
 /// The entries are generated a batch at a time into a reused buffer, then
 /// looked up: the cycle walk's unpredictable branch stays out of the lookup
 /// loop, so the processor can overlap the lookups' cache misses.
-fn random_pass<S: DeadTupleStore>(
-    store: &S,
-    heap: &Heap,
+pub fn random_pass<F: Fn(Tid) -> bool>(
+    is_member: F,
+    tuples_per_page: u16,
     permutation: &RandomOrder,
+    entries: Range<u64>,
     phase: &mut Phase,
 ) -> u64 {
     const BATCH: u64 = 1 << 10;
     let n = permutation.len();
-    let tpp = heap.tuples_per_page();
+    let tpp = tuples_per_page;
+    let end_all = entries.end.min(n);
     let mut batch: Vec<Tid> = Vec::with_capacity(BATCH as usize);
     let mut found = 0u64;
-    let mut start = 0u64;
+    let mut start = entries.start;
     // 32-bit division is much cheaper than 64-bit; every table up to 4
     // billion tuples (VAC-1 has 1 billion) takes this path.
     let narrow = u32::try_from(n).is_ok();
-    while start < n {
-        let end = (start + BATCH).min(n);
+    while start < end_all {
+        let end = (start + BATCH).min(end_all);
         batch.clear();
         if narrow {
             let tpp = u32::from(tpp);
@@ -474,10 +660,10 @@ fn random_pass<S: DeadTupleStore>(
             }));
         }
         for &tid in &batch {
-            found += u64::from(store.is_member(tid));
+            found += u64::from(is_member(tid));
         }
-        if end % CHUNK == 0 || end == n {
-            phase.set_position(end);
+        if end % CHUNK == 0 || end == end_all {
+            phase.set_position(end - entries.start);
         }
         start = end;
     }
