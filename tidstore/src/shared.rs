@@ -14,7 +14,7 @@ use radix_core::shm::{Area, AreaHandle, AreaOptions, ShmError, TreeHandle};
 
 use crate::entry::{BlockEntry, EntryBuf};
 use crate::error::TidStoreError;
-use crate::store::{validate, verify_entries, Blocks, Iter};
+use crate::store::{block_iter, validate, verify_entries, DeadBlock};
 use crate::tid::Tid;
 
 radix_core::radix_tree! {
@@ -203,6 +203,13 @@ pub struct SharedTidStoreWriter<'a> {
     guard: SharedBlockTableWriteGuard<'a>,
 }
 
+block_iter!(
+    /// The blocks of a [`SharedTidStore`] in ascending order, read under
+    /// its lock: the guard they came from must outlive them.
+    SharedIter,
+    SharedBlockTableIter<'a>
+);
+
 /// The reads, on either guard's tree view.
 macro_rules! reads {
     ($guard:ty) => {
@@ -215,10 +222,11 @@ macro_rules! reads {
                     .is_some_and(|entry| entry.contains(tid.offset()))
             }
 
-            /// The blocks in ascending order, each with its offsets.
-            pub fn iter(&self) -> Iter<'_> {
-                Iter {
-                    inner: Blocks::Shared(self.guard.iter()),
+            /// The blocks in ascending order, each with its offsets: the
+            /// same [`DeadBlock`] items as a local store's.
+            pub fn iter(&self) -> SharedIter<'_> {
+                SharedIter {
+                    inner: self.guard.iter(),
                 }
             }
 

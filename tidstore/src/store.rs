@@ -108,7 +108,7 @@ impl TidStore {
     /// The blocks in ascending order, each with its offsets.
     pub fn iter(&self) -> Iter<'_> {
         Iter {
-            inner: Blocks::Local(self.table.iter()),
+            inner: self.table.iter(),
         }
     }
 
@@ -253,48 +253,47 @@ impl<'a> IntoIterator for &'a TidStore {
     }
 }
 
-/// The blocks of a [`TidStore`] or a
-/// [`SharedTidStore`](crate::SharedTidStore) in ascending order.
-pub struct Iter<'a> {
-    pub(crate) inner: Blocks<'a>,
-}
-
-/// The tree iterator underneath, local or shared.
-pub(crate) enum Blocks<'a> {
-    Local(BlockTableIter<'a>),
-    #[cfg(target_os = "linux")]
-    Shared(crate::shared::SharedBlockTableIter<'a>),
-}
-
-impl<'a> Iterator for Iter<'a> {
-    type Item = DeadBlock<'a>;
-
-    #[inline]
-    fn next(&mut self) -> Option<DeadBlock<'a>> {
-        let next = match &mut self.inner {
-            Blocks::Local(inner) => inner.next(),
-            #[cfg(target_os = "linux")]
-            Blocks::Shared(inner) => inner.next(),
-        };
-        next.map(|(block, entry)| DeadBlock { block, entry })
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        match &self.inner {
-            Blocks::Local(inner) => inner.size_hint(),
-            #[cfg(target_os = "linux")]
-            Blocks::Shared(inner) => inner.size_hint(),
+/// Defines an iterator over a store's blocks: a thin wrapper around a tree
+/// iterator, one type per kind of store so that each compiles to its own
+/// loop.
+macro_rules! block_iter {
+    ($(#[$doc:meta])* $name:ident, $tree_iter:ty) => {
+        $(#[$doc])*
+        pub struct $name<'a> {
+            pub(crate) inner: $tree_iter,
         }
-    }
-}
 
-impl ExactSizeIterator for Iter<'_> {}
+        impl<'a> Iterator for $name<'a> {
+            type Item = DeadBlock<'a>;
+
+            #[inline]
+            fn next(&mut self) -> Option<DeadBlock<'a>> {
+                self.inner
+                    .next()
+                    .map(|(block, entry)| DeadBlock { block, entry })
+            }
+
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                self.inner.size_hint()
+            }
+        }
+
+        impl ExactSizeIterator for $name<'_> {}
+    };
+}
+pub(crate) use block_iter;
+
+block_iter!(
+    /// The blocks of a [`TidStore`] in ascending order.
+    Iter,
+    BlockTableIter<'a>
+);
 
 /// One block of a [`TidStore`] and its dead offsets.
 #[derive(Clone, Copy)]
 pub struct DeadBlock<'a> {
-    block: u32,
-    entry: &'a BlockEntry,
+    pub(crate) block: u32,
+    pub(crate) entry: &'a BlockEntry,
 }
 
 impl<'a> DeadBlock<'a> {

@@ -173,7 +173,10 @@ impl AreaOptions {
 
 /// An area of shared memory holding trees, in this process.
 ///
-/// Clones share one mapping. The process that created the area unlinks its
+/// Clones share one mapping, and may be used from any thread. A process
+/// made by `fork` must attach the area itself rather than use a handle it
+/// inherited: the locks record who holds them by the pid this process had
+/// when it opened the area. (`exec` starts afresh and is fine.) The process that created the area unlinks its
 /// segments when its last clone is dropped or [`destroy`](Area::destroy)ed;
 /// a process that attached unmaps them on drop. See [`crate::shm`] for the
 /// whole story and an example.
@@ -185,6 +188,10 @@ pub struct Area {
 /// A process's view of an area.
 pub(crate) struct AreaInner {
     reservation: Reservation,
+    /// This process's id, which the locks record: read once, because
+    /// asking the system is a system call on every guard. (A forked child
+    /// must attach the area again rather than use its parent's handle.)
+    pid: u32,
     handle: AreaHandle,
     creator: bool,
     /// Set once the creator unlinked the area's objects.
@@ -217,7 +224,8 @@ impl Area {
         let mut nonce = [0u8; 8];
         rustix::rand::getrandom(&mut nonce, rustix::rand::GetRandomFlags::empty())
             .map_err(|e| ShmError::io("drawing the area's name", e))?;
-        let handle = AreaHandle::new(my_pid(), u64::from_le_bytes(nonce));
+        let pid = my_pid();
+        let handle = AreaHandle::new(pid, u64::from_le_bytes(nonce));
         let len = options.reservation_len().expect("validated");
         let reservation = Reservation::new(len, options.backing)?;
         let control_bytes = control_size(options.max_trees);
@@ -225,6 +233,7 @@ impl Area {
         let slots = options.slots();
         let inner = AreaInner {
             reservation,
+            pid,
             handle,
             creator: true,
             unlinked: AtomicBool::new(false),
@@ -236,7 +245,7 @@ impl Area {
         let c = inner.control();
         c.version.store(VERSION, Relaxed);
         c.control_size.store(control_bytes as u32, Relaxed);
-        c.creator_pid.store(my_pid(), Relaxed);
+        c.creator_pid.store(pid, Relaxed);
         c.slot_shift.store(inner.slot_shift, Relaxed);
         c.max_segments.store(slots as u32, Relaxed);
         c.max_trees.store(options.max_trees as u32, Relaxed);
@@ -329,6 +338,7 @@ impl Area {
         reservation.open(&name, 0, control_bytes)?;
         let inner = AreaInner {
             reservation,
+            pid: my_pid(),
             handle: *handle,
             creator: false,
             unlinked: AtomicBool::new(false),
@@ -450,9 +460,15 @@ impl AreaInner {
         self.control().max_trees.load(Relaxed) as usize
     }
 
+    /// This process's id, as the locks record it.
+    #[inline]
+    pub(crate) fn pid(&self) -> u32 {
+        self.pid
+    }
+
     /// Takes the area lock.
     pub(crate) fn lock(&self) -> Result<PidMutexGuard<'_>, ShmError> {
-        self.control().lock.lock()
+        self.control().lock.lock(self.pid)
     }
 
     /// Maps segments created since this process last looked, and unmaps

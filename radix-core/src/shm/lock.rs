@@ -40,7 +40,8 @@ pub(crate) const WAIT_SLICE: Duration = Duration::from_millis(20);
 /// Reader slots per tree: this many read guards may be held at once.
 pub(crate) const READER_SLOTS: usize = 64;
 
-/// This process's id.
+/// This process's id, from the system (a system call: an area caches it,
+/// see `AreaInner::pid`).
 pub(crate) fn my_pid() -> u32 {
     std::process::id()
 }
@@ -104,14 +105,13 @@ pub(crate) struct PidMutex {
 }
 
 impl PidMutex {
-    /// Blocks until this process holds the mutex.
+    /// Blocks until process `me` (this one) holds the mutex.
     ///
     /// # Errors
     ///
     /// [`ShmError::OwnerDied`] if a holder died: what it guarded may be
     /// half-changed.
-    pub(crate) fn lock(&self) -> Result<PidMutexGuard<'_>, ShmError> {
-        let me = my_pid();
+    pub(crate) fn lock(&self, me: u32) -> Result<PidMutexGuard<'_>, ShmError> {
         loop {
             let dead = self.poisoned.load(SeqCst);
             if dead != 0 {
@@ -196,12 +196,11 @@ impl SharedRwLock {
         }
     }
 
-    /// Takes a read slot; returns its index, which [`read_unlock`]
-    /// releases.
+    /// Takes a read slot for process `me` (this one); returns its index,
+    /// which [`read_unlock`] releases.
     ///
     /// [`read_unlock`]: Self::read_unlock
-    pub(crate) fn read(&self, blocking: bool) -> Result<usize, ShmError> {
-        let me = my_pid();
+    pub(crate) fn read(&self, me: u32, blocking: bool) -> Result<usize, ShmError> {
         // Spread threads over the table so that they rarely contend.
         let start = thread_hint() % READER_SLOTS;
         loop {
@@ -244,9 +243,8 @@ impl SharedRwLock {
         }
     }
 
-    /// Takes the write lock.
-    pub(crate) fn write(&self, blocking: bool) -> Result<(), ShmError> {
-        let me = my_pid();
+    /// Takes the write lock for process `me` (this one).
+    pub(crate) fn write(&self, me: u32, blocking: bool) -> Result<(), ShmError> {
         loop {
             self.check_poison()?;
             match self.writer.compare_exchange(0, me, SeqCst, SeqCst) {
@@ -318,8 +316,19 @@ impl SharedRwLock {
 }
 
 /// A small number that differs between threads, to start the search for a
-/// free reader slot.
+/// free reader slot: drawn once per thread.
 fn thread_hint() -> usize {
-    use std::hash::BuildHasher;
-    std::collections::hash_map::RandomState::new().hash_one(std::thread::current().id()) as usize
+    use core::cell::Cell;
+    use core::sync::atomic::AtomicUsize;
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static HINT: Cell<usize> = const { Cell::new(usize::MAX) };
+    }
+    HINT.with(|hint| {
+        if hint.get() == usize::MAX {
+            // Consecutive threads start a few cache lines apart.
+            hint.set(NEXT.fetch_add(17, core::sync::atomic::Ordering::Relaxed));
+        }
+        hint.get()
+    })
 }

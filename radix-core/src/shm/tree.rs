@@ -193,7 +193,7 @@ impl<C: Config<Memory = SharedMemory>> SharedTree<C> {
     }
 
     fn lock_read(&self, blocking: bool) -> Result<ReadGuard<'_, C>, ShmError> {
-        let reader = self.slot().lock.read(blocking)?;
+        let reader = self.slot().lock.read(self.area.inner.pid(), blocking)?;
         if let Err(e) = self.check_after_lock() {
             self.slot().lock.read_unlock(reader);
             return Err(e);
@@ -206,7 +206,7 @@ impl<C: Config<Memory = SharedMemory>> SharedTree<C> {
     }
 
     fn lock_write(&self, blocking: bool) -> Result<WriteGuard<'_, C>, ShmError> {
-        self.slot().lock.write(blocking)?;
+        self.slot().lock.write(self.area.inner.pid(), blocking)?;
         if let Err(e) = self.check_after_lock() {
             self.slot().lock.write_unlock();
             return Err(e);
@@ -274,7 +274,6 @@ impl<C: Config<Memory = SharedMemory>> SharedTree<C> {
     pub fn destroy(self) -> Result<(), ShmError> {
         let mut guard = self.lock_write(true)?;
         guard.view.raw.clear();
-        guard.publish();
         let lock = self.area.inner.lock();
         self.slot().state.store(TREE_FREE, Release);
         drop(lock);
@@ -430,9 +429,10 @@ impl<C: Config<Memory = SharedMemory>> fmt::Debug for ReadGuard<'_, C> {
 /// The write lock of a [`SharedTree`]; released on drop, also while
 /// unwinding. Dereferences to [`TreeView`] for reads, and adds the writes.
 ///
-/// Each write publishes the tree's root and length for other processes
-/// before it returns, so a writer that panics afterwards leaves a
-/// consistent tree; one that dies mid-write leaves the lock poisoned.
+/// The guard publishes the tree's root and length for the next lock holder
+/// when it is dropped, also while unwinding: every write leaves the tree
+/// consistent before it returns, so a writer that panics leaves a usable
+/// tree. One that dies while holding the guard leaves the lock poisoned.
 pub struct WriteGuard<'a, C: Config<Memory = SharedMemory>> {
     tree: &'a SharedTree<C>,
     view: TreeView<C>,
@@ -446,7 +446,15 @@ impl<C: Config<Memory = SharedMemory>> WriteGuard<'_, C> {
         slot.root.store(root.map_or(0, |r| r.get() as u64), Relaxed);
         slot.root_shift.store(u64::from(shift), Relaxed);
         slot.len.store(len as u64, Relaxed);
-        self.view.raw.memory_mut().clear_reservations();
+    }
+
+    /// After a write: a failed one may have reserved nodes it did not use.
+    #[inline]
+    fn settle<T>(&mut self, result: Result<T, ShmError>) -> Result<T, ShmError> {
+        if result.is_err() {
+            self.view.raw.memory_mut().clear_reservations();
+        }
+        result
     }
 
     /// Stores `value` under `key`, returning the previous value (for
@@ -457,10 +465,10 @@ impl<C: Config<Memory = SharedMemory>> WriteGuard<'_, C> {
     /// [`ShmError::AreaFull`] (or [`ShmError::TooLarge`]) when the area
     /// cannot provide the memory; the tree is unchanged and holds every
     /// earlier key.
+    #[inline]
     pub fn insert(&mut self, key: C::Key, value: InputOf<'_, C>) -> Result<OldOf<C>, ShmError> {
         let result = self.view.raw.try_insert(key, value);
-        self.publish();
-        result
+        self.settle(result)
     }
 
     /// Removes `key`, returning its value (for `varlen` layouts: whether it
@@ -475,8 +483,7 @@ impl<C: Config<Memory = SharedMemory>> WriteGuard<'_, C> {
         C: Removable,
     {
         let result = self.view.raw.try_remove(key);
-        self.publish();
-        result
+        self.settle(result)
     }
 
     /// The value stored under `key`, mutably.
@@ -490,7 +497,6 @@ impl<C: Config<Memory = SharedMemory>> WriteGuard<'_, C> {
     /// Removes every key, returning all node and leaf memory to the area.
     pub fn clear(&mut self) {
         self.view.raw.clear();
-        self.publish();
     }
 
     /// Sets caller-defined word `index` (0 to 3); see
@@ -515,6 +521,7 @@ impl<C: Config<Memory = SharedMemory>> Deref for WriteGuard<'_, C> {
 
 impl<C: Config<Memory = SharedMemory>> Drop for WriteGuard<'_, C> {
     fn drop(&mut self) {
+        self.publish();
         self.tree.slot().lock.write_unlock();
     }
 }
