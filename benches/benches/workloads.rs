@@ -10,6 +10,10 @@
 //!   20,000 blocks, as TS-5 and TS-6 have, still repeat whole), phases
 //!   load, lookup (ordered, shuffled) and iterate.
 //!
+//! - `project-shared` (the project's tree and TID store in shared memory,
+//!   locked once per batch) runs where `bench-report` runs it by default:
+//!   RT-1 and RT-2 (load, search), TS-2 and TS-4 (every phase).
+//!
 //! Benchmark ids read `GROUP/PHASE/IMPL`, e.g. `RT-2/search/blart`;
 //! `cargo bench -p benches --bench workloads -- RT-2/` runs one workload.
 //! `bench-report` gives the full-size figures and memory.
@@ -110,6 +114,9 @@ fn rt(c: &mut Criterion) {
         let mut group = c.benchmark_group(name);
         common::configure(&mut group);
         for impl_name in peers::RT_IMPLS {
+            if !peers::runs_by_default(impl_name, case.id()) {
+                continue;
+            }
             peers::visit_rt(
                 impl_name,
                 BenchRt {
@@ -163,6 +170,9 @@ fn ts(c: &mut Criterion) {
             let mut group = c.benchmark_group(ts.id);
             common::configure(&mut group);
             for impl_name in peers::TS_IMPLS {
+                if !peers::runs_by_default(impl_name, ts.id) {
+                    continue;
+                }
                 peers::visit_ts(
                     impl_name,
                     BenchTs {

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::peers::{self, shared};
 use crate::workloads::rt::RtCase;
 use crate::workloads::ts::{Order, Walked};
 use crate::workloads::Case;
@@ -273,10 +274,82 @@ impl CaseResult {
             Rows::Rt(rows) => self.rt_table(&mut out, rows),
             Rows::Ts(rows) => self.ts_table(&mut out, rows),
         }
+        if let Some(line) = self.shared_ratios() {
+            let _ = writeln!(out, "\n{line}");
+        }
         for failure in &self.failures {
             let _ = writeln!(out, "\n**WRONG**: {failure}");
         }
         out
+    }
+
+    /// The line comparing `project-shared` with `project` when both ran:
+    /// shared ÷ local for the load and each lookup phase (RT-6: the
+    /// churn), and on the workloads of [`peers::SHARED_DEFAULT_WORKLOADS`]
+    /// whether [`SHARED_LOAD_TARGET`] and [`SHARED_LOOKUP_TARGET`] are met.
+    pub fn shared_ratios(&self) -> Option<String> {
+        // (phase, shared ÷ local, whether it is a lookup phase)
+        let phases: Vec<(&str, f64, bool)> = match &self.rows {
+            Rows::Rt(rows) => {
+                let local = rows.iter().find(|r| r.impl_name == "project")?;
+                let shared = rows.iter().find(|r| r.impl_name == shared::NAME)?;
+                let mut phases = vec![("load", shared.load_ms / local.load_ms, false)];
+                if let (Some(s), Some(l)) = (shared.search_ms, local.search_ms) {
+                    phases.push(("search", s / l, true));
+                }
+                if let (Some(s), Some(l)) = (shared.churn_ms, local.churn_ms) {
+                    phases.push(("churn", s / l, false));
+                }
+                phases
+            }
+            Rows::Ts(rows) => {
+                let local = rows.iter().find(|r| r.impl_name == "project")?;
+                let shared = rows.iter().find(|r| r.impl_name == shared::NAME)?;
+                let mut phases = vec![("load", shared.load_ms / local.load_ms, false)];
+                for (i, order) in Order::ALL.into_iter().enumerate() {
+                    let name = match order {
+                        Order::Ordered => "ordered lookups",
+                        Order::Shuffled => "shuffled lookups",
+                    };
+                    phases.push((name, shared.lookup_ms[i] / local.lookup_ms[i], true));
+                }
+                phases
+            }
+        };
+        let mut line = format!("**{} ÷ project**: ", shared::NAME);
+        let figures: Vec<String> = phases
+            .iter()
+            .map(|(name, r, _)| format!("{name} {r:.2}x"))
+            .collect();
+        line.push_str(&figures.join(", "));
+        if peers::SHARED_DEFAULT_WORKLOADS.contains(&self.case.id()) {
+            let missed: Vec<&str> = phases
+                .iter()
+                .filter(|&&(name, r, lookup)| {
+                    let target = if lookup {
+                        SHARED_LOOKUP_TARGET
+                    } else if name == "load" {
+                        SHARED_LOAD_TARGET
+                    } else {
+                        f64::INFINITY
+                    };
+                    r.is_nan() || r > target
+                })
+                .map(|&(name, _, _)| name)
+                .collect();
+            let _ = write!(
+                line,
+                " (targets: load at most {SHARED_LOAD_TARGET}x, lookups at most \
+                 {SHARED_LOOKUP_TARGET}x; {})",
+                if missed.is_empty() {
+                    "met".to_string()
+                } else {
+                    format!("missed: {}", missed.join(", "))
+                }
+            );
+        }
+        line.push('.');
+        Some(line)
     }
 
     fn rt_table(&self, out: &mut String, rows: &[RtRow]) {
@@ -382,6 +455,14 @@ impl CaseResult {
         }
     }
 }
+
+/// The most a `project-shared` load may take, as a multiple of the local
+/// project's, on the workloads of [`peers::SHARED_DEFAULT_WORKLOADS`].
+pub const SHARED_LOAD_TARGET: f64 = 1.5;
+
+/// The most a `project-shared` lookup phase may take, as a multiple of the
+/// local project's, on the same workloads.
+pub const SHARED_LOOKUP_TARGET: f64 = 1.25;
 
 /// Bytes as decimal megabytes, as REFERENCE.md gives them (kilobytes
 /// below 1 MB).

@@ -37,7 +37,8 @@ pub enum Event<'a> {
 /// How to run cases.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// The structures to run, by `impl` name; `None` for all.
+    /// The structures to run, by `impl` name; `None` for the default
+    /// selection (see [`select`](Self::select)).
     pub impls: Option<Vec<String>>,
     /// Runs per structure; the report gives the median.
     pub repeat: usize,
@@ -58,14 +59,19 @@ impl Default for RunOptions {
 }
 
 impl RunOptions {
-    /// The structures of one family to run, in report order.
-    pub fn select(&self, all: &[&'static str]) -> Vec<&'static str> {
+    /// The structures to run on `case`, in report order: those named, or
+    /// without names every structure of its family that
+    /// [`peers::runs_by_default`] on it.
+    pub fn select(&self, case: &Case) -> Vec<&'static str> {
+        let all: &[&'static str] = match case {
+            Case::Rt(_) => &peers::RT_IMPLS,
+            Case::Ts(_) => &peers::TS_IMPLS,
+        };
         all.iter()
             .copied()
-            .filter(|name| {
-                self.impls
-                    .as_ref()
-                    .is_none_or(|chosen| chosen.iter().any(|c| c == name))
+            .filter(|name| match &self.impls {
+                Some(chosen) => chosen.iter().any(|c| c == name),
+                None => peers::runs_by_default(name, case.id()),
             })
             .collect()
     }
@@ -85,11 +91,7 @@ impl RunOptions {
 
     /// Measurements (structures times runs) a case will make.
     pub fn steps(&self, case: &Case) -> usize {
-        let n = match case {
-            Case::Rt(_) => self.select(&peers::RT_IMPLS).len(),
-            Case::Ts(_) => self.select(&peers::TS_IMPLS).len(),
-        };
-        n * self.repeat.max(1)
+        self.select(case).len() * self.repeat.max(1)
     }
 }
 
@@ -112,7 +114,7 @@ fn run_rt(
     let data = RtData::generate(rt);
     let (runs, failures) = measure_all(
         case,
-        &opts.select(&peers::RT_IMPLS),
+        &opts.select(case),
         opts,
         events,
         |name| peers::visit_rt(name, MeasureRt { data: &data }).expect("a known name"),
@@ -139,7 +141,7 @@ fn run_ts(
     let data = TsData::prepare_sampled(ts, opts.shuffled_sample);
     let (runs, failures) = measure_all(
         case,
-        &opts.select(&peers::TS_IMPLS),
+        &opts.select(case),
         opts,
         events,
         |name| peers::visit_ts(name, MeasureTs { data: &data }).expect("a known name"),

@@ -1,5 +1,6 @@
 //! Every peer answers as the project does on tiny versions of every
-//! workload, and the harness's own checks pass for all of them.
+//! workload, and the harness's own checks pass for all of them; the
+//! shared-memory structures leave no shared-memory object behind.
 
 use benches::alloc::CountingAlloc;
 use benches::peers::{
@@ -48,16 +49,24 @@ impl RtVisitor for RtAnswers<'_> {
                 pairs.iter().map(|&(k, _)| k).collect()
             }
         };
-        let mut answers = Vec::new();
-        for key in keys {
-            for probe in [
-                key,
-                key.wrapping_add(1),
-                key.wrapping_sub(1),
-                key ^ (1 << 63),
-            ] {
-                answers.push(map.get(probe));
-            }
+        let probes: Vec<u64> = keys
+            .iter()
+            .flat_map(|&key| {
+                [
+                    key,
+                    key.wrapping_add(1),
+                    key.wrapping_sub(1),
+                    key ^ (1 << 63),
+                ]
+            })
+            .collect();
+        // The measured path (get_each, batched for the shared tree) and
+        // single lookups must agree.
+        let mut answers = Vec::with_capacity(probes.len());
+        map.get_each(&probes, |k| k, |_, v| answers.push(v));
+        assert_eq!(answers.len(), probes.len(), "{}", M::NAME);
+        for (i, &probe) in probes.iter().enumerate() {
+            assert_eq!(map.get(probe), answers[i], "{} get({probe:#x})", M::NAME);
         }
         // Remove every other key and probe again. rart 0.11 checks, in a
         // debug assertion only, that two joined key prefixes are shorter
@@ -128,7 +137,14 @@ impl TsVisitor for TsAnswers<'_> {
             Tid::new(u32::MAX, 1),
             Tid::new(u32::MAX, 2048),
         ]);
-        let members = probes.iter().map(|&t| set.is_member(t)).collect();
+        // The measured path (is_member_each, batched for the shared
+        // store) and single lookups must agree.
+        let mut members = Vec::with_capacity(probes.len());
+        set.is_member_each(&probes, |_, m| members.push(m));
+        assert_eq!(members.len(), probes.len(), "{}", S::NAME);
+        for (i, &tid) in probes.iter().enumerate() {
+            assert_eq!(set.is_member(tid), members[i], "{} {tid:?}", S::NAME);
+        }
         let mut walk = Vec::new();
         set.for_each_block(|block, offsets| walk.push((block, offsets.to_vec())));
         assert_eq!(iterate(&set), data.expected_walk(), "{}", S::NAME);
@@ -215,6 +231,81 @@ fn the_harness_checks_pass_and_memory_is_measured() {
             }
         }
     }
+}
+
+#[test]
+fn project_shared_runs_on_every_workload_when_named() {
+    let opts = RunOptions {
+        impls: Some(vec!["project".into(), "project-shared".into()]),
+        ..RunOptions::default()
+    };
+    for spec in DEFAULT_WORKLOADS {
+        for case in tiny_cases(spec) {
+            let result = run_case(&case, &opts, &mut |_| {});
+            assert!(result.failures.is_empty(), "{:?}", result.failures);
+            let names: Vec<&str> = match &result.rows {
+                Rows::Rt(rows) => rows.iter().map(|r| r.impl_name).collect(),
+                Rows::Ts(rows) => rows.iter().map(|r| r.impl_name).collect(),
+            };
+            assert_eq!(names, ["project", "project-shared"], "{case}");
+            let line = result.shared_ratios().expect("both ran");
+            assert!(line.starts_with("**project-shared ÷ project**: load "));
+            assert_eq!(
+                line.contains("targets"),
+                peers::SHARED_DEFAULT_WORKLOADS.contains(&case.id()),
+                "{line}"
+            );
+            assert!(result.markdown().contains(&line));
+        }
+    }
+}
+
+#[test]
+fn project_shared_runs_by_default_only_where_it_is_compared() {
+    let opts = RunOptions::default();
+    for spec in DEFAULT_WORKLOADS {
+        let case = &tiny_cases(spec)[0];
+        let selected = opts.select(case);
+        assert_eq!(selected[0], "project");
+        assert_eq!(
+            selected.contains(&"project-shared"),
+            ["RT-1", "RT-2", "TS-2", "TS-4"].contains(&spec),
+            "{spec}"
+        );
+    }
+}
+
+/// The shared-memory objects (control and data segments) of an area,
+/// which are named after its handle.
+fn shm_objects(area: &str) -> Vec<String> {
+    std::fs::read_dir("/dev/shm")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| name == area || name.starts_with(&format!("{area}-")))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn shared_structures_leave_no_shared_memory() {
+    let mut map = peers::shared::ProjectSharedMap::new();
+    map.insert_each((0..100_000u64).map(|k| (k * 7, k)));
+    let area = map.area_handle().to_string();
+    assert!(!shm_objects(&area).is_empty(), "{area} is not in /dev/shm");
+    assert!(map.own_memory().unwrap() >= 1 << 20);
+    drop(map);
+    assert_eq!(shm_objects(&area), Vec::<String>::new());
+
+    let mut set = peers::shared::ProjectSharedStore::with_capacity(0);
+    for block in 0..10_000 {
+        set.set_block_offsets(block, &[1, 5, 9]);
+    }
+    let area = set.area_handle().to_string();
+    assert!(!shm_objects(&area).is_empty(), "{area} is not in /dev/shm");
+    drop(set);
+    assert_eq!(shm_objects(&area), Vec::<String>::new());
 }
 
 #[test]

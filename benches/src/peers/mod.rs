@@ -7,6 +7,17 @@
 //! One file per peer family. Every implementation is a thin adapter: the
 //! workloads' loops are written once, generically, in
 //! [`crate::workloads`], and monomorphised per structure.
+//!
+//! A structure that is read and written under a lock (the shared-memory
+//! structures of [`shared`]) sets `BATCHED`: the measured loops then hand
+//! it its lookups (and an RT load its inserts) as one run, through
+//! [`RtMap::get_each`], [`RtMap::insert_each`] and
+//! [`DeadTidSet::is_member_each`], which it overrides to take its lock
+//! once per batch. Every other structure runs the loops as they were
+//! written before: one `get` / `insert` / `is_member` per operation,
+//! compiled exactly as before. (Routing every structure through the
+//! closures of the batch methods changed LLVM's code for some: the
+//! sorted vector's RT-1 search took 10% longer.)
 
 pub mod array;
 pub mod blart;
@@ -17,6 +28,7 @@ pub mod hash;
 pub mod project;
 pub mod rart;
 pub mod roaring;
+pub mod shared;
 pub mod sorted_vec;
 
 use tidstore::Tid;
@@ -26,11 +38,31 @@ pub trait RtMap {
     /// The `impl` name in reports (`project`, `btreemap`, ...).
     const NAME: &'static str;
 
+    /// Whether the workloads hand this map its lookups and inserts as
+    /// runs, through [`get_each`](Self::get_each) and
+    /// [`insert_each`](Self::insert_each), rather than one
+    /// [`get`](Self::get) / [`insert`](Self::insert) call per operation:
+    /// for a map behind a lock, which takes it once per batch. The
+    /// operations and their order are the same either way.
+    const BATCHED: bool = false;
+
     /// An empty map.
     fn new() -> Self;
 
     /// Inserts or replaces the value of `key`.
     fn insert(&mut self, key: u64, value: u64);
+
+    /// Inserts every pair of `pairs`, in order: the load phases' inserts
+    /// for a [`BATCHED`](Self::BATCHED) map.
+    ///
+    /// Provided as one [`insert`](Self::insert) per pair; a shared tree
+    /// overrides it to take its write lock once per batch of pairs.
+    #[inline(always)]
+    fn insert_each<I: IntoIterator<Item = (u64, u64)>>(&mut self, pairs: I) {
+        for (key, value) in pairs {
+            self.insert(key, value);
+        }
+    }
 
     /// Ends a load: called once after a workload's inserts, inside the
     /// timed load. A sorted vector sorts here; most maps do nothing.
@@ -44,6 +76,25 @@ pub trait RtMap {
     /// harness never decides for one structure and not another whether a
     /// lookup is a call.
     fn get(&self, key: u64) -> Option<u64>;
+
+    /// Looks up `key(item)` for every item of `items`, in order, and gives
+    /// `found` each item with its answer: the search phases' lookups for a
+    /// [`BATCHED`](Self::BATCHED) map.
+    ///
+    /// Provided as one [`get`](Self::get) per item, inlined as `get` is; a
+    /// shared tree overrides it to take its read lock once per batch of
+    /// items.
+    #[inline(always)]
+    fn get_each<T: Copy>(
+        &self,
+        items: &[T],
+        key: impl Fn(T) -> u64,
+        mut found: impl FnMut(T, Option<u64>),
+    ) {
+        for &item in items {
+            found(item, self.get(key(item)));
+        }
+    }
 
     /// Removes `key`; whether it was present.
     fn remove(&mut self, key: u64) -> bool;
@@ -67,6 +118,13 @@ pub trait DeadTidSet {
     /// The `impl` name in reports (`project`, `array`, ...).
     const NAME: &'static str;
 
+    /// Whether the lookup phases hand this set its lookups as runs, through
+    /// [`is_member_each`](Self::is_member_each), rather than one
+    /// [`is_member`](Self::is_member) call per TID: for a set behind a
+    /// lock, which takes it once per batch. The lookups and their order are
+    /// the same either way.
+    const BATCHED: bool = false;
+
     /// An empty set that will receive `ndead` TIDs. Only the dead-tuple
     /// array uses the number: it is allocated at exactly that size.
     fn with_capacity(ndead: u64) -> Self;
@@ -76,9 +134,35 @@ pub trait DeadTidSet {
     /// with no per-block call insert one TID at a time.
     fn set_block_offsets(&mut self, block: u32, offsets: &[u16]);
 
+    /// Calls [`set_block_offsets`](Self::set_block_offsets) for every block
+    /// of `blocks`, in order, each with `offsets`: the load phase of a
+    /// [`BATCHED`](Self::BATCHED) set.
+    ///
+    /// Provided as one call per block; a shared store overrides it to take
+    /// its write lock once per batch of blocks.
+    #[inline(always)]
+    fn set_blocks_each(&mut self, blocks: &[u32], offsets: &[u16]) {
+        for &block in blocks {
+            self.set_block_offsets(block, offsets);
+        }
+    }
+
     /// Whether `tid` is in the set. Every adapter marks this
     /// `#[inline(always)]`, as [`RtMap::get`].
     fn is_member(&self, tid: Tid) -> bool;
+
+    /// Asks [`is_member`](Self::is_member) for every TID of `tids`, in
+    /// order, and gives `found` each TID with its answer: the lookup
+    /// phases of a [`BATCHED`](Self::BATCHED) set.
+    ///
+    /// Provided as one `is_member` per TID; a shared store overrides it to
+    /// take its read lock once per batch of TIDs.
+    #[inline(always)]
+    fn is_member_each(&self, tids: &[Tid], mut found: impl FnMut(Tid, bool)) {
+        for &tid in tids {
+            found(tid, self.is_member(tid));
+        }
+    }
 
     /// Walks the set in block order, giving each block's offsets,
     /// ascending, extracted into a buffer.
@@ -126,8 +210,9 @@ where
 }
 
 /// Every RT structure's name, project first, in report order.
-pub const RT_IMPLS: [&str; 7] = [
+pub const RT_IMPLS: [&str; 8] = [
     project::ProjectMap::NAME,
+    shared::ProjectSharedMap::NAME,
     blart::BlartMap::NAME,
     congee::CongeeMap::NAME,
     rart::RartMap::NAME,
@@ -137,14 +222,29 @@ pub const RT_IMPLS: [&str; 7] = [
 ];
 
 /// Every TS structure's name, project first, in report order.
-pub const TS_IMPLS: [&str; 6] = [
+pub const TS_IMPLS: [&str; 7] = [
     project::ProjectStore::NAME,
+    shared::ProjectSharedStore::NAME,
     <tidstore::DeadItemsArray as DeadTidSet>::NAME,
     croaring::CroaringSet::NAME,
     roaring::RoaringSet::NAME,
     btree::BTreeSetPeer::NAME,
     hash::HashSetPeer::NAME,
 ];
+
+/// The workloads a structure runs on when no `--impls` names it: every
+/// RT or TS workload of its family, except `project-shared`, which runs by
+/// default only where it is compared with the local project (RT-1, RT-2,
+/// TS-2, TS-4), so that the default run is not longer by a copy of the
+/// project on every workload. Named explicitly, every structure runs on
+/// every workload of its family.
+pub fn runs_by_default(name: &str, workload: &str) -> bool {
+    name != shared::NAME || SHARED_DEFAULT_WORKLOADS.contains(&workload)
+}
+
+/// The workloads `project-shared` runs on by default; see
+/// [`runs_by_default`].
+pub const SHARED_DEFAULT_WORKLOADS: [&str; 4] = ["RT-1", "RT-2", "TS-2", "TS-4"];
 
 /// Work to do with one RT structure type, chosen at run time by name
 /// through [`visit_rt`].
@@ -169,6 +269,7 @@ pub trait TsVisitor {
 pub fn visit_rt<V: RtVisitor>(name: &str, visitor: V) -> Option<V::Output> {
     Some(match name {
         project::ProjectMap::NAME => visitor.visit::<project::ProjectMap>(),
+        shared::ProjectSharedMap::NAME => visitor.visit::<shared::ProjectSharedMap>(),
         blart::BlartMap::NAME => visitor.visit::<blart::BlartMap>(),
         congee::CongeeMap::NAME => visitor.visit::<congee::CongeeMap>(),
         rart::RartMap::NAME => visitor.visit::<rart::RartMap>(),
@@ -184,6 +285,7 @@ pub fn visit_rt<V: RtVisitor>(name: &str, visitor: V) -> Option<V::Output> {
 pub fn visit_ts<V: TsVisitor>(name: &str, visitor: V) -> Option<V::Output> {
     Some(match name {
         project::ProjectStore::NAME => visitor.visit::<project::ProjectStore>(),
+        shared::ProjectSharedStore::NAME => visitor.visit::<shared::ProjectSharedStore>(),
         <tidstore::DeadItemsArray as DeadTidSet>::NAME => {
             visitor.visit::<tidstore::DeadItemsArray>()
         }

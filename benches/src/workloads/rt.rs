@@ -435,9 +435,18 @@ pub fn fixed_height_keys(fanout: u64, nkeys: u64) -> Vec<(u64, u64)> {
 
 /// RT-1/RT-2 load: walk the TIDs, OR each bit into the current key's
 /// value, insert once each time the key changes and once at the end.
+///
+/// A [`RtMap::BATCHED`] map gets the same inserts, in the same order, as
+/// [`KeyBitmaps`] through [`RtMap::insert_each`]; every other map runs
+/// the loop below, compiled as before the batch methods existed.
 #[inline]
 pub fn load_tids<M: RtMap>(map: &mut M, tids: &[u64]) -> u64 {
     let mut inserts = 0;
+    if M::BATCHED {
+        map.insert_each(KeyBitmaps::new(tids).inspect(|_| inserts += 1));
+        map.seal();
+        return inserts;
+    }
     if let Some((&first, rest)) = tids.split_first() {
         let mut key = first >> 6;
         let mut bits = 1u64 << (first & 63);
@@ -457,10 +466,62 @@ pub fn load_tids<M: RtMap>(map: &mut M, tids: &[u64]) -> u64 {
     inserts
 }
 
+/// The inserts of RT-1/RT-2's load, in order: `(key, bits)` each time the
+/// key (`tid >> 6`) changes along the TIDs, and once at the end, where
+/// `bits` has the bit `tid & 63` of each TID of that key: what
+/// [`load_tids`]'s loop inserts.
+#[derive(Debug, Clone)]
+pub struct KeyBitmaps<'a> {
+    tids: core::slice::Iter<'a, u64>,
+    /// The key being gathered and its bits so far; `None` once done.
+    current: Option<(u64, u64)>,
+}
+
+impl<'a> KeyBitmaps<'a> {
+    /// The inserts of loading `tids`.
+    pub fn new(tids: &'a [u64]) -> Self {
+        let mut tids = tids.iter();
+        let current = tids.next().map(|&tid| (tid >> 6, 1u64 << (tid & 63)));
+        Self { tids, current }
+    }
+}
+
+impl Iterator for KeyBitmaps<'_> {
+    type Item = (u64, u64);
+
+    #[inline]
+    fn next(&mut self) -> Option<(u64, u64)> {
+        let (key, mut bits) = self.current?;
+        for &tid in self.tids.by_ref() {
+            if tid >> 6 != key {
+                self.current = Some((tid >> 6, 1 << (tid & 63)));
+                return Some((key, bits));
+            }
+            bits |= 1 << (tid & 63);
+        }
+        self.current = None;
+        Some((key, bits))
+    }
+}
+
 /// RT-1/RT-2 search: look up each TID's key and test its bit; the hits.
+/// A [`RtMap::BATCHED`] map makes the same lookups through
+/// [`RtMap::get_each`].
 #[inline]
 pub fn search_tids<M: RtMap>(map: &M, lookups: &[u64]) -> u64 {
     let mut hits = 0;
+    if M::BATCHED {
+        map.get_each(
+            lookups,
+            |tid| tid >> 6,
+            |tid, found| {
+                if let Some(bits) = found {
+                    hits += (bits >> (tid & 63)) & 1;
+                }
+            },
+        );
+        return hits;
+    }
     for &tid in lookups {
         if let Some(bits) = map.get(tid >> 6) {
             hits += (bits >> (tid & 63)) & 1;
@@ -469,9 +530,15 @@ pub fn search_tids<M: RtMap>(map: &M, lookups: &[u64]) -> u64 {
     hits
 }
 
-/// RT-3 to RT-6 load: insert every pair in order.
+/// RT-3 to RT-6 load: insert every pair in order (a [`RtMap::BATCHED`]
+/// map through [`RtMap::insert_each`]).
 #[inline]
 pub fn load_pairs<M: RtMap>(map: &mut M, pairs: &[(u64, u64)]) -> u64 {
+    if M::BATCHED {
+        map.insert_each(pairs.iter().copied());
+        map.seal();
+        return pairs.len() as u64;
+    }
     for &(key, value) in pairs {
         map.insert(key, value);
     }
@@ -480,11 +547,25 @@ pub fn load_pairs<M: RtMap>(map: &mut M, pairs: &[(u64, u64)]) -> u64 {
 }
 
 /// RT-3 to RT-5 search: look up every key in insertion order; the number
-/// found, and the wrapping sum of their values.
+/// found, and the wrapping sum of their values. A [`RtMap::BATCHED`] map
+/// makes the same lookups through [`RtMap::get_each`].
 #[inline]
 pub fn search_pairs<M: RtMap>(map: &M, pairs: &[(u64, u64)]) -> (u64, u64) {
     let mut hits = 0;
     let mut sum = 0u64;
+    if M::BATCHED {
+        map.get_each(
+            pairs,
+            |(key, _)| key,
+            |_, found| {
+                if let Some(value) = found {
+                    hits += 1;
+                    sum = sum.wrapping_add(value);
+                }
+            },
+        );
+        return (hits, sum);
+    }
     for &(key, _) in pairs {
         if let Some(value) = map.get(key) {
             hits += 1;
@@ -529,6 +610,76 @@ mod tests {
         let kept: Vec<u64> = (0..1000).filter(|_| rng.next_u64() & 1 == 1).collect();
         assert_eq!(nkeys, kept.len() as u64);
         assert_eq!(tids[0] >> 9, kept[0]);
+    }
+
+    /// Records every insert and lookup, unbatched or batched.
+    struct Recorder<const B: bool> {
+        inserts: Vec<(u64, u64)>,
+        gets: std::cell::RefCell<Vec<u64>>,
+    }
+
+    impl<const B: bool> RtMap for Recorder<B> {
+        const NAME: &'static str = "recorder";
+        const BATCHED: bool = B;
+        fn new() -> Self {
+            Self {
+                inserts: Vec::new(),
+                gets: Default::default(),
+            }
+        }
+        fn insert(&mut self, key: u64, value: u64) {
+            self.inserts.push((key, value));
+        }
+        fn get(&self, key: u64) -> Option<u64> {
+            self.gets.borrow_mut().push(key);
+            Some(key)
+        }
+        fn remove(&mut self, _key: u64) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn batched_maps_get_the_same_operations_in_the_same_order() {
+        for case in [
+            RtCase::ShuffleSearch {
+                blocks: 300,
+                random_block: true,
+            },
+            RtCase::SearchRandomNodes {
+                cnt: 3000,
+                filter: 0xFFF,
+            },
+        ] {
+            let data = RtData::generate(&case);
+            let (mut plain, mut batched) = (Recorder::<false>::new(), Recorder::<true>::new());
+            assert_eq!(data.load(&mut plain), data.load(&mut batched));
+            assert_eq!(plain.inserts, batched.inserts, "{case:?}");
+            assert_eq!(data.search(&plain), data.search(&batched));
+            assert_eq!(plain.gets, batched.gets, "{case:?}");
+            assert_eq!(plain.gets.borrow().len() as u64, data.lookups());
+        }
+    }
+
+    #[test]
+    fn key_bitmaps_insert_once_per_key_change() {
+        let tids = [1, 2, 63, 64, 65, (1 << 9) | 1, (1 << 9) | 30];
+        let inserts: Vec<(u64, u64)> = KeyBitmaps::new(&tids).collect();
+        assert_eq!(
+            inserts,
+            [
+                (0, (1 << 1) | (1 << 2) | (1 << 63)),
+                (1, 0b11),
+                (8, (1 << 1) | (1 << 30)),
+            ]
+        );
+        assert_eq!(KeyBitmaps::new(&[]).count(), 0);
+        assert_eq!(KeyBitmaps::new(&[5]).collect::<Vec<_>>(), [(0, 1 << 5)]);
+        // A key that comes back after another is inserted again, as the
+        // load's loop does.
+        assert_eq!(KeyBitmaps::new(&[1, 64, 2]).count(), 3);
+        let (tids, nkeys) = tid_walk(1000, true);
+        assert_eq!(KeyBitmaps::new(&tids).count() as u64, nkeys);
     }
 
     #[test]

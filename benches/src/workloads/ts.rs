@@ -241,12 +241,19 @@ impl TsData {
     }
 
     /// The load phase: a new set, then one `set_block_offsets` per dead
-    /// block in block order.
+    /// block in block order (through
+    /// [`set_blocks_each`](DeadTidSet::set_blocks_each) for a
+    /// [`BATCHED`](DeadTidSet::BATCHED) set: the same calls, in the same
+    /// order).
     #[inline(never)]
     pub fn load<S: DeadTidSet>(&self) -> S {
         let mut set = S::with_capacity(self.dead());
-        for &blk in &self.dead_blocks {
-            set.set_block_offsets(blk, &self.dead_offsets);
+        if S::BATCHED {
+            set.set_blocks_each(&self.dead_blocks, &self.dead_offsets);
+        } else {
+            for &blk in &self.dead_blocks {
+                set.set_block_offsets(blk, &self.dead_offsets);
+            }
         }
         set
     }
@@ -259,10 +266,16 @@ impl TsData {
     }
 }
 
-/// `is_member` for every TID of `tids`; the number matched.
+/// `is_member` for every TID of `tids`; the number matched. A
+/// [`DeadTidSet::BATCHED`] set makes the same lookups through
+/// [`DeadTidSet::is_member_each`].
 #[inline]
 pub fn lookup<S: DeadTidSet>(set: &S, tids: &[Tid]) -> u64 {
     let mut matched = 0;
+    if S::BATCHED {
+        set.is_member_each(tids, |_, member| matched += u64::from(member));
+        return matched;
+    }
     for &tid in tids {
         matched += u64::from(set.is_member(tid));
     }
