@@ -594,6 +594,28 @@ impl<C: SharedConfig> Driver<C> {
 }
 
 impl<C: SharedConfig> State<C> {
+    /// Checks a refused insert or remove of `key`: allowed here (an
+    /// `AreaFull` under a limit, the area's size unchanged), and the tree's
+    /// length and the key's value as the model has them.
+    fn refused(
+        &mut self,
+        ctx: &Ctx,
+        w: &WriteGuard<'_, C>,
+        key: C::Key,
+        e: &ShmError,
+        memory: usize,
+        what: &dyn fmt::Debug,
+    ) {
+        ctx.refusal_allowed(e, what, memory);
+        assert_eq!(w.len(), self.model.len(), "{what:?}: len changed");
+        assert_eq!(
+            w.get(key).map(C::decode).as_ref(),
+            self.model.get(&key),
+            "{what:?}: the key changed"
+        );
+        self.refusals += 1;
+    }
+
     /// Inserts under `w`; on a refusal checks that the key still holds
     /// what the model holds. Returns whether the insert was refused.
     fn insert(
@@ -612,15 +634,14 @@ impl<C: SharedConfig> State<C> {
                 false
             }
             Err(e) => {
-                let what = (at, C::NAME, "refused insert", key);
-                ctx.refusal_allowed(&e, &what, memory);
-                assert_eq!(w.len(), self.model.len(), "{what:?}: len changed");
-                assert_eq!(
-                    w.get(key).map(C::decode).as_ref(),
-                    self.model.get(&key),
-                    "{what:?}: the key changed"
+                self.refused(
+                    ctx,
+                    w,
+                    key,
+                    &e,
+                    memory,
+                    &(at, C::NAME, "refused insert", key),
                 );
-                self.refusals += 1;
                 if self.first_refused.is_none() {
                     self.first_refused = Some((key, value));
                 }
@@ -647,15 +668,14 @@ impl<C: SharedConfig> State<C> {
                 false
             }
             Err(e) => {
-                let what = (at, C::NAME, "refused remove", key);
-                ctx.refusal_allowed(&e, &what, memory);
-                assert_eq!(w.len(), self.model.len(), "{what:?}: len changed");
-                assert_eq!(
-                    w.get(key).map(C::decode).as_ref(),
-                    self.model.get(&key),
-                    "{what:?}: the key changed"
+                self.refused(
+                    ctx,
+                    w,
+                    key,
+                    &e,
+                    memory,
+                    &(at, C::NAME, "refused remove", key),
                 );
-                self.refusals += 1;
                 true
             }
         }

@@ -61,35 +61,6 @@ enum Op {
 #[derive(Clone, Debug)]
 struct Ops(Vec<Op>);
 
-/// Draws keys from the four sources.
-struct KeyGen {
-    rng: SplitMix64,
-    bases: [u128; 3],
-}
-
-impl KeyGen {
-    fn key(&mut self) -> u128 {
-        let small = self.rng.below(300) as u128;
-        match self.rng.below(8) {
-            0 => small,
-            1 => u128::MAX - small,
-            2..=5 => {
-                let base = self.bases[self.rng.below(3) as usize];
-                base.wrapping_add(self.rng.below(1024) as u128)
-            }
-            _ => self.rng.next_u128(),
-        }
-    }
-
-    fn bound(&mut self) -> Bound<u128> {
-        match self.rng.below(3) {
-            0 => Bound::Included(self.key()),
-            1 => Bound::Excluded(self.key()),
-            _ => Bound::Unbounded,
-        }
-    }
-}
-
 impl Arbitrary for Ops {
     fn arbitrary(g: &mut Gen) -> Self {
         let seed = u64::arbitrary(g);
@@ -112,14 +83,7 @@ impl Arbitrary for Ops {
                     48..=59 => Op::RemoveExisting(n),
                     60..=69 => Op::Get(keys.key()),
                     70..=76 => Op::GetExisting(n),
-                    77..=84 => {
-                        let pattern = match keys.rng.below(4) {
-                            0 => 0,
-                            1 => !0,
-                            _ => keys.rng.next_u64(),
-                        };
-                        Op::Range(keys.bound(), keys.bound(), pattern)
-                    }
+                    77..=84 => Op::Range(keys.bound(), keys.bound(), keys.pattern()),
                     85..=87 => Op::Iterate,
                     88 => Op::Clear,
                     89..=94 => Op::InsertRun {
@@ -157,18 +121,6 @@ impl Arbitrary for Ops {
         }
         Box::new(candidates.into_iter())
     }
-}
-
-fn in_bounds(w: u128, lo: Bound<u128>, hi: Bound<u128>) -> bool {
-    (match lo {
-        Bound::Included(l) => w >= l,
-        Bound::Excluded(l) => w > l,
-        Bound::Unbounded => true,
-    }) && (match hi {
-        Bound::Included(h) => w <= h,
-        Bound::Excluded(h) => w < h,
-        Bound::Unbounded => true,
-    })
 }
 
 #[track_caller]

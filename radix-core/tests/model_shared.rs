@@ -274,44 +274,6 @@ struct Ops {
 /// Bytes above the empty size that a limited area may grow by.
 const LIMITS: [usize; 4] = [64 << 10, 128 << 10, 192 << 10, 448 << 10];
 
-/// Draws keys from four sources: near 0, near the width's maximum,
-/// clustered around three bases, uniform.
-struct KeyGen {
-    rng: SplitMix64,
-    bases: [u128; 3],
-}
-
-impl KeyGen {
-    fn key(&mut self) -> u128 {
-        let small = self.rng.below(300) as u128;
-        match self.rng.below(8) {
-            0 => small,
-            1 => u128::MAX - small,
-            2..=5 => {
-                let base = self.bases[self.rng.below(3) as usize];
-                base.wrapping_add(self.rng.below(1024) as u128)
-            }
-            _ => self.rng.next_u128(),
-        }
-    }
-
-    fn bound(&mut self) -> Bound<u128> {
-        match self.rng.below(3) {
-            0 => Bound::Included(self.key()),
-            1 => Bound::Excluded(self.key()),
-            _ => Bound::Unbounded,
-        }
-    }
-
-    fn pattern(&mut self) -> u64 {
-        match self.rng.below(4) {
-            0 => 0,
-            1 => !0,
-            _ => self.rng.next_u64(),
-        }
-    }
-}
-
 impl Ops {
     /// Up to `2 * size + 1` operations derived from `seed`.
     fn generate(seed: u64, size: usize) -> Self {
@@ -384,18 +346,6 @@ impl Arbitrary for Ops {
         }
         Box::new(candidates.into_iter())
     }
-}
-
-fn in_bounds(w: u128, lo: Bound<u128>, hi: Bound<u128>) -> bool {
-    (match lo {
-        Bound::Included(l) => w >= l,
-        Bound::Excluded(l) => w > l,
-        Bound::Unbounded => true,
-    }) && (match hi {
-        Bound::Included(h) => w <= h,
-        Bound::Excluded(h) => w < h,
-        Bound::Unbounded => true,
-    })
 }
 
 // --------------------------------------------------------------- areas

@@ -1,21 +1,20 @@
 //! Shared trees across real processes.
 //!
-//! This test binary is its own harness (`harness = false`): run normally it
-//! is the *parent*, which creates areas and trees and starts children; a
-//! child is this same binary started with `RADIX_SHM_ROLE` set, which
-//! attaches by handle and plays one role (reader, lock holder, ...). Every
-//! test has a deadline and a watchdog ends the whole run if anything hangs,
-//! so a lock that never wakes fails the suite instead of stalling CI. At
-//! the end the parent checks that no shared-memory object of its own, or
-//! of any child, is left in `/dev/shm`.
+//! Run normally, this binary is the *parent*: it creates areas and trees
+//! and starts children, which are this same binary in a role (reader, lock
+//! holder, ...) that attach by handle; `processes/mod.rs` is the harness
+//! (deadlines, a watchdog, and the final check that nothing is left in
+//! `/dev/shm`).
+
+mod processes;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Child, ExitCode};
 use std::sync::mpsc;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use processes::{first_line, spawn, wait};
 
 use radix_core::shm::{remove_stale, Area, AreaHandle, AreaOptions, ShmError, TreeHandle};
 
@@ -37,12 +36,8 @@ radix_core::radix_tree! {
     }
 }
 
-const ROLE: &str = "RADIX_SHM_ROLE";
 /// User word the parent sets once it has inserted everything.
 const DONE: usize = 0;
-
-/// Pids of every child started, for the final `/dev/shm` check.
-static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 /// The `i`-th key of the ascending insert sequence: spread over three
 /// levels so that inserts add nodes at every height.
@@ -65,50 +60,6 @@ fn area(limit: Option<usize>) -> Area {
             .size_limit(limit),
     )
     .expect("creating an area")
-}
-
-/// Starts this binary as a child in `role` with `args`.
-fn spawn(role: &str, args: &[String]) -> Child {
-    let child = Command::new(std::env::current_exe().expect("current exe"))
-        .env(ROLE, role)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawning a child");
-    CHILDREN.lock().unwrap().push(child.id());
-    child
-}
-
-/// Reads the child's first stdout line.
-fn first_line(child: &mut Child) -> String {
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().expect("piped stdout"))
-        .read_line(&mut line)
-        .expect("reading a child's stdout");
-    line.trim().to_string()
-}
-
-/// Waits for `child` at most `limit`; kills it and panics on timeout.
-/// Returns (success, stdout, stderr).
-fn wait(mut child: Child, limit: Duration) -> (bool, String, String) {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("waiting") {
-            let mut out = String::new();
-            let mut err = String::new();
-            child.stdout.take().unwrap().read_to_string(&mut out).ok();
-            child.stderr.take().unwrap().read_to_string(&mut err).ok();
-            return (status.success(), out, err);
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("child {} did not finish within {limit:?}", child.id());
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 fn kill(child: &mut Child) {
@@ -489,31 +440,11 @@ fn remove_stale_cleans_up_after_a_killed_creator() {
     assert!(std::fs::metadata(format!("/dev/shm/{}", ours.handle())).is_ok());
 }
 
-/// What every test shares: nothing of this run is left in `/dev/shm`.
-fn leftovers() -> Vec<String> {
-    let mut pids = CHILDREN.lock().unwrap().clone();
-    pids.push(std::process::id());
-    std::fs::read_dir("/dev/shm")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|name| {
-            pids.iter()
-                .any(|pid| name.starts_with(&format!("radix-{pid}-")))
-        })
-        .collect()
-}
-
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if let Ok(role) = std::env::var(ROLE) {
+    if let Some((role, args)) = processes::child_role() {
         return child(&role, &args);
     }
-    std::thread::spawn(|| {
-        std::thread::sleep(Duration::from_secs(300));
-        eprintln!("shared_processes: a test hung for 300 s; aborting");
-        std::process::exit(2);
-    });
-    let tests: [(&str, fn()); 6] = [
+    processes::run(&[
         (
             "readers_see_consistent_prefixes",
             readers_see_consistent_prefixes,
@@ -535,49 +466,5 @@ fn main() -> ExitCode {
             "remove_stale_cleans_up_after_a_killed_creator",
             remove_stale_cleans_up_after_a_killed_creator,
         ),
-    ];
-    // `cargo test` passes libtest flags and filters; honour plain filters.
-    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-    if args.iter().any(|a| a == "--list") {
-        for (name, _) in &tests {
-            println!("{name}: test");
-        }
-        return ExitCode::SUCCESS;
-    }
-    let mut failed = Vec::new();
-    let mut ran = 0;
-    for (name, test) in tests {
-        if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
-            continue;
-        }
-        ran += 1;
-        let start = Instant::now();
-        let result = catch_unwind(test);
-        let verdict = if result.is_ok() { "ok" } else { "FAILED" };
-        println!(
-            "test {name} ... {verdict} ({:.1} s)",
-            start.elapsed().as_secs_f64()
-        );
-        if result.is_err() {
-            failed.push(name);
-        }
-    }
-    let left = leftovers();
-    if !left.is_empty() {
-        println!("test no_shared_memory_left_behind ... FAILED: {left:?}");
-        failed.push("no_shared_memory_left_behind");
-    } else {
-        println!("test no_shared_memory_left_behind ... ok");
-    }
-    println!(
-        "\ntest result: {}. {} passed; {} failed",
-        if failed.is_empty() { "ok" } else { "FAILED" },
-        ran + 1 - failed.len(),
-        failed.len()
-    );
-    if failed.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    ])
 }

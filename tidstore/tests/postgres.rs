@@ -1,8 +1,11 @@
 //! PostgreSQL's TID store tests (test_tidstore), ported, for both
 //! constructors.
 
+mod common;
+
 use std::collections::BTreeSet;
 
+use common::check;
 use tidstore::{Tid, TidStore, TidStoreError, MAX_OFFSET};
 
 fn stores() -> [(&'static str, TidStore); 2] {
@@ -10,49 +13,6 @@ fn stores() -> [(&'static str, TidStore); 2] {
         ("new", TidStore::new(64 << 20)),
         ("insert_only", TidStore::insert_only(64 << 20)),
     ]
-}
-
-/// Checks the store against a model: membership of every stored TID and of
-/// its neighbours, iteration order and contents, counts and copied offsets.
-fn check(ts: &TidStore, model: &BTreeSet<(u32, u16)>) {
-    ts.verify().unwrap();
-    assert_eq!(ts.num_tids(), model.len() as u64);
-    for &(b, o) in model {
-        assert!(ts.is_member(Tid::new(b, o)), "({b},{o}) missing");
-        for n in [o.wrapping_sub(1), o + 1] {
-            assert_eq!(
-                ts.is_member(Tid::new(b, n)),
-                model.contains(&(b, n)),
-                "({b},{n})"
-            );
-        }
-    }
-    let iterated: Vec<(u32, u16)> = ts
-        .iter()
-        .flat_map(|blk| blk.offsets().map(move |o| (blk.block(), o)))
-        .collect();
-    assert!(
-        iterated.iter().eq(model.iter()),
-        "iteration differs from the model"
-    );
-    let blocks: BTreeSet<u32> = model.iter().map(|&(b, _)| b).collect();
-    assert_eq!(ts.num_blocks(), blocks.len());
-    for blk in ts.iter() {
-        let want: Vec<u16> = model
-            .range((blk.block(), 0)..=(blk.block(), u16::MAX))
-            .map(|&(_, o)| o)
-            .collect();
-        let mut buf = vec![0u16; want.len()];
-        assert_eq!(blk.copy_offsets(&mut buf), want.len());
-        assert_eq!(buf, want);
-        let mut short = vec![0u16; want.len() / 2];
-        assert_eq!(
-            blk.copy_offsets(&mut short),
-            want.len(),
-            "too small a buffer reports the size needed"
-        );
-        assert_eq!(short[..], want[..short.len()]);
-    }
 }
 
 #[test]

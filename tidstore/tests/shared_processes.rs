@@ -2,24 +2,25 @@
 //! cases written by the parent and read in children, children reading while
 //! the parent fills the store, and a writer killed holding the lock.
 //!
-//! Its own harness (`harness = false`), as radix-core's
-//! `tests/shared_processes.rs`: a child is this binary started with
-//! `TIDSTORE_SHM_ROLE` set.
+//! Its own harness (`harness = false`), radix-core's
+//! `tests/processes/mod.rs`, shared with radix-core's cross-process suite:
+//! a child is this binary started in a role.
+
+mod common;
+#[path = "../../radix-core/tests/processes/mod.rs"]
+mod processes;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read};
-use std::panic::catch_unwind;
-use std::process::{Child, Command, ExitCode, Stdio};
-use std::sync::Mutex;
+use std::process::{Child, ExitCode};
 use std::time::{Duration, Instant};
+
+use common::check;
+use processes::{first_line, spawn, wait};
 
 use radix_core::shm::ShmError;
 use tidstore::{SharedTidStore, SharedTidStoreHandle, Tid, TidStoreError, MAX_OFFSET};
 
-const ROLE: &str = "TIDSTORE_SHM_ROLE";
 const BUDGET: usize = 64 << 20;
-
-static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 type Model = BTreeSet<(u32, u16)>;
 
@@ -83,68 +84,6 @@ fn fill_offsets(b: u32) -> Vec<u16> {
         1 => (1..=40).collect(),
         2 => vec![3, 64, 65, 700],
         _ => (1..=300).step_by(7).collect(),
-    }
-}
-
-/// Everything a reader checks of the store against `model`.
-fn check(r: &tidstore::SharedTidStoreReader<'_>, model: &Model) {
-    r.verify().unwrap();
-    assert_eq!(r.num_tids(), model.len() as u64);
-    let blocks: BTreeSet<u32> = model.iter().map(|&(b, _)| b).collect();
-    assert_eq!(r.num_blocks(), blocks.len());
-    for &(b, o) in model {
-        assert!(r.is_member(Tid::new(b, o)), "({b},{o}) missing");
-        for n in [o - 1, o + 1] {
-            assert_eq!(
-                r.is_member(Tid::new(b, n)),
-                model.contains(&(b, n)),
-                "({b},{n})"
-            );
-        }
-    }
-    let iterated: Vec<(u32, u16)> = r
-        .iter()
-        .flat_map(|blk| blk.offsets().map(move |o| (blk.block(), o)))
-        .collect();
-    assert!(
-        iterated.iter().eq(model.iter()),
-        "iteration differs from the model"
-    );
-    for blk in r.iter() {
-        let mut buf = vec![0u16; blk.len()];
-        assert_eq!(blk.copy_offsets(&mut buf), blk.len());
-        assert!(buf.iter().copied().eq(blk.offsets()));
-    }
-}
-
-fn spawn(role: &str, args: &[String]) -> Child {
-    let child = Command::new(std::env::current_exe().unwrap())
-        .env(ROLE, role)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    CHILDREN.lock().unwrap().push(child.id());
-    child
-}
-
-fn wait(mut child: Child, limit: Duration) -> (bool, String, String) {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let (mut out, mut err) = (String::new(), String::new());
-            child.stdout.take().unwrap().read_to_string(&mut out).ok();
-            child.stderr.take().unwrap().read_to_string(&mut err).ok();
-            return (status.success(), out, err);
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("child {} did not finish within {limit:?}", child.id());
-        }
-        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
@@ -248,15 +187,16 @@ fn readers_see_a_prefix_while_the_store_fills() {
     let args = [store.handle().to_string(), total.to_string()];
     let children: Vec<Child> = (0..3).map(|_| spawn("fill-reader", &args)).collect();
     let start = Instant::now();
-    for b in 0..total {
-        // One write guard per block, as PostgreSQL locks around each
-        // TidStoreSetBlockOffsets.
-        store
-            .write()
-            .set_block_offsets(b, &fill_offsets(b))
-            .unwrap();
-        if b % 1000 == 999 {
-            let due = Duration::from_secs(2).mul_f64(f64::from(b) / f64::from(total));
+    // A write guard per 20 blocks: a guard per block would spend the test
+    // waiting for the readers' whole walks, one per block.
+    for first in (0..total).step_by(20) {
+        let mut w = store.write();
+        for b in first..(first + 20).min(total) {
+            w.set_block_offsets(b, &fill_offsets(b)).unwrap();
+        }
+        drop(w);
+        if first % 1000 == 980 {
+            let due = Duration::from_secs(2).mul_f64(f64::from(first) / f64::from(total));
             if let Some(rest) = due.checked_sub(start.elapsed()) {
                 std::thread::sleep(rest);
             }
@@ -274,11 +214,7 @@ fn a_killed_writer_poisons_the_store() {
     let store = SharedTidStore::create(BUDGET).unwrap();
     store.write().set_block_offsets(1, &[1]).unwrap();
     let mut writer = spawn("hold-write", &[store.handle().to_string()]);
-    let mut line = String::new();
-    BufReader::new(writer.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "locked");
+    assert_eq!(first_line(&mut writer), "locked");
     assert!(matches!(store.try_read(), Err(ShmError::WouldBlock)));
     writer.kill().unwrap();
     writer.wait().unwrap();
@@ -288,16 +224,10 @@ fn a_killed_writer_poisons_the_store() {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if let Ok(role) = std::env::var(ROLE) {
+    if let Some((role, args)) = processes::child_role() {
         return child(&role, &args);
     }
-    std::thread::spawn(|| {
-        std::thread::sleep(Duration::from_secs(300));
-        eprintln!("shared_processes: a test hung for 300 s; aborting");
-        std::process::exit(2);
-    });
-    let tests: [(&str, fn()); 3] = [
+    processes::run(&[
         (
             "postgres_cases_read_in_a_child",
             postgres_cases_read_in_a_child,
@@ -310,54 +240,5 @@ fn main() -> ExitCode {
             "a_killed_writer_poisons_the_store",
             a_killed_writer_poisons_the_store,
         ),
-    ];
-    if args.iter().any(|a| a == "--list") {
-        for (name, _) in &tests {
-            println!("{name}: test");
-        }
-        return ExitCode::SUCCESS;
-    }
-    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-    let mut failed = Vec::new();
-    let mut ran = 0;
-    for (name, test) in tests {
-        if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
-            continue;
-        }
-        ran += 1;
-        let start = Instant::now();
-        let ok = catch_unwind(test).is_ok();
-        println!(
-            "test {name} ... {} ({:.1} s)",
-            if ok { "ok" } else { "FAILED" },
-            start.elapsed().as_secs_f64()
-        );
-        if !ok {
-            failed.push(name);
-        }
-    }
-    let mut pids = CHILDREN.lock().unwrap().clone();
-    pids.push(std::process::id());
-    let left: Vec<String> = std::fs::read_dir("/dev/shm")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| pids.iter().any(|p| n.starts_with(&format!("radix-{p}-"))))
-        .collect();
-    if left.is_empty() {
-        println!("test no_shared_memory_left_behind ... ok");
-    } else {
-        println!("test no_shared_memory_left_behind ... FAILED: {left:?}");
-        failed.push("no_shared_memory_left_behind");
-    }
-    println!(
-        "\ntest result: {}. {} passed; {} failed",
-        if failed.is_empty() { "ok" } else { "FAILED" },
-        ran + 1 - failed.len(),
-        failed.len()
-    );
-    if failed.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    ])
 }

@@ -17,6 +17,7 @@
 use core::ffi::c_void;
 use core::ptr::NonNull;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::os::fd::OwnedFd;
 
 use rustix::fs::{FallocateFlags, Mode};
 use rustix::io::Errno;
@@ -127,22 +128,11 @@ impl Reservation {
             Err(Errno::OPNOTSUPP | Errno::NOSYS) => rustix::fs::ftruncate(&fd, size as u64),
             other => other,
         };
-        let mapped = sized.and_then(|()| {
-            // SAFETY: the range is part of this reservation (checked by
-            // `at`) and no live object is there: replacing it is ours to do.
-            unsafe {
-                rustix::mm::mmap(
-                    at,
-                    size,
-                    ProtFlags::READ | ProtFlags::WRITE,
-                    MapFlags::SHARED | MapFlags::FIXED,
-                    &fd,
-                    0,
-                )
-            }
-        });
+        // SAFETY: the range is part of this reservation (checked by `at`)
+        // and no live object is there: replacing it is ours to do.
+        let mapped = sized.and_then(|()| unsafe { map_fixed(at, size, &fd) });
         match mapped {
-            Ok(_) => Ok(()),
+            Ok(()) => Ok(()),
             Err(e) => {
                 let _ = shm::unlink(name);
                 self.release(offset, size);
@@ -174,18 +164,7 @@ impl Reservation {
             return Err(missing(Errno::INVAL));
         }
         // SAFETY: as in `create`: our reservation, with nothing live there.
-        unsafe {
-            rustix::mm::mmap(
-                at,
-                size,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::SHARED | MapFlags::FIXED,
-                &fd,
-                0,
-            )
-        }
-        .map_err(missing)?;
-        Ok(())
+        unsafe { map_fixed(at, size, &fd) }.map_err(missing)
     }
 
     /// Unmaps what is at `offset`, keeping the range reserved.
@@ -221,6 +200,28 @@ impl Drop for Reservation {
             Backing::Heap => unsafe { dealloc(self.base.as_ptr(), Self::heap_layout(self.len)) },
         }
     }
+}
+
+/// Maps `size` bytes of the object `fd` at `at`, shared and writable,
+/// replacing what was there.
+///
+/// # Safety
+///
+/// `at..at + size` is part of a reservation of this process and holds no
+/// live object.
+unsafe fn map_fixed(at: *mut c_void, size: usize, fd: &OwnedFd) -> Result<(), Errno> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        rustix::mm::mmap(
+            at,
+            size,
+            ProtFlags::READ | ProtFlags::WRITE,
+            MapFlags::SHARED | MapFlags::FIXED,
+            fd,
+            0,
+        )
+    }
+    .map(drop)
 }
 
 /// Removes the object `name`; whether it existed.

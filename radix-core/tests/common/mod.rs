@@ -13,6 +13,8 @@
 //! Each test file compiles this module separately and uses part of it.
 #![allow(dead_code, unused_macros, unused_imports)]
 
+use std::ops::Bound;
+
 use radix_core::mem::LocalMemory;
 use radix_core::value::{Inline, VarBytes, Varlen, Word};
 use radix_core::{Config, Key, RawTree};
@@ -583,4 +585,54 @@ pub fn scaled(full: usize, small: usize) -> usize {
     } else {
         full
     }
+}
+
+/// Draws keys from four sources: near 0, near the width's maximum,
+/// clustered around three bases, uniform.
+pub struct KeyGen {
+    pub rng: SplitMix64,
+    pub bases: [u128; 3],
+}
+
+impl KeyGen {
+    pub fn key(&mut self) -> u128 {
+        let small = self.rng.below(300) as u128;
+        match self.rng.below(8) {
+            0 => small,
+            1 => u128::MAX - small,
+            2..=5 => {
+                let base = self.bases[self.rng.below(3) as usize];
+                base.wrapping_add(self.rng.below(1024) as u128)
+            }
+            _ => self.rng.next_u128(),
+        }
+    }
+
+    pub fn bound(&mut self) -> Bound<u128> {
+        match self.rng.below(3) {
+            0 => Bound::Included(self.key()),
+            1 => Bound::Excluded(self.key()),
+            _ => Bound::Unbounded,
+        }
+    }
+
+    pub fn pattern(&mut self) -> u64 {
+        match self.rng.below(4) {
+            0 => 0,
+            1 => !0,
+            _ => self.rng.next_u64(),
+        }
+    }
+}
+
+pub fn in_bounds(w: u128, lo: Bound<u128>, hi: Bound<u128>) -> bool {
+    (match lo {
+        Bound::Included(l) => w >= l,
+        Bound::Excluded(l) => w > l,
+        Bound::Unbounded => true,
+    }) && (match hi {
+        Bound::Included(h) => w <= h,
+        Bound::Excluded(h) => w < h,
+        Bound::Unbounded => true,
+    })
 }
