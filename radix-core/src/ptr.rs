@@ -1,11 +1,13 @@
 //! Tagged child pointers, and the words a tree stores for them.
 //!
 //! Every node is at least 8-byte aligned, so the three low bits of a node's
-//! address are zero. A child pointer spends two of them on the node's
+//! address are zero. A child pointer spends the lowest two on the node's
 //! [`Kind`], which lets a lookup descend a level with one load and one 4-way
-//! match, without first loading a header to learn what the child is. Bit 0
-//! stays zero: it is reserved for the "embedded value" tag of the
-//! [`Varlen`](crate::value::Varlen) layout, whose slots share the word.
+//! match, without first loading a header to learn what the child is. The
+//! kind sits in bits 0 and 1, not higher, so that the dispatch masks the
+//! word and needs no shift. (The [`Varlen`](crate::value::Varlen) layout's
+//! "embedded value" tag is bit 0 too, but of *value* slots, which never
+//! hold a node pointer: each level's slots are all children or all values.)
 //!
 //! Two types carry a reference to a node:
 //!
@@ -33,8 +35,8 @@ use crate::node::Kind;
 /// tags may use.
 pub const NODE_ALIGN: usize = 8;
 
-const KIND_SHIFT: usize = 1;
-const KIND_MASK: usize = 0b110;
+const KIND_SHIFT: usize = 0;
+const KIND_MASK: usize = 0b11;
 const TAG_MASK: usize = NODE_ALIGN - 1;
 
 /// A pointer to a node, tagged with the node's kind.
@@ -82,6 +84,22 @@ impl NodePtr {
             // allocation and so not at address zero; only tag bits, which
             // `new` added to it, are cleared.
             unsafe { core::num::NonZeroUsize::new_unchecked(a.get() & !TAG_MASK) }
+        })
+    }
+
+    /// The node's address, given the kind its tag holds: the tag is then a
+    /// constant to subtract, which the compiler folds into the offsets of
+    /// the loads that follow, where [`addr`](Self::addr) costs a mask.
+    /// Used where a dispatch on the kind has just established it.
+    #[inline(always)]
+    pub fn addr_as(self, kind: Kind) -> NonNull<u8> {
+        debug_assert_eq!(self.kind(), kind, "addr_as with another kind");
+        let tag = (kind as usize) << KIND_SHIFT;
+        self.tagged.map_addr(|a| {
+            // SAFETY: the tag was added by `new` to a real, aligned node
+            // address, which taking it away gives back (and which is not
+            // zero); the caller promises this is the pointer's tag.
+            unsafe { core::num::NonZeroUsize::new_unchecked(a.get() - tag) }
         })
     }
 
@@ -138,14 +156,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tags_round_trip_and_keep_bit_zero_clear() {
+    fn tags_round_trip_and_keep_bit_two_clear() {
         let mut storage = [0u64; 4];
         let base = NonNull::from(&mut storage).cast::<u8>();
         for kind in [Kind::N4, Kind::N16, Kind::N48, Kind::N256] {
             let p = NodePtr::new(base, kind);
             assert_eq!(p.kind(), kind);
             assert_eq!(p.addr(), base);
-            assert_eq!(p.tagged.addr().get() & 1, 0);
+            assert_eq!(p.tagged.addr().get() & 4, 0);
             assert_eq!(NodePtr::from_tagged(p.tagged()), p);
             // The untagged pointer is still usable for access.
             // SAFETY: `storage` is alive and 8-aligned; the pointer came from it.

@@ -114,10 +114,45 @@ pub(crate) unsafe fn find_slot<S>(node: NodePtr, chunk: u8) -> Option<NonNull<S>
 /// `node` is a live inner node of a tree on `mem`.
 #[inline(always)]
 pub(crate) unsafe fn find_child<M: Memory>(mem: &M, node: NodePtr, chunk: u8) -> Option<NodePtr> {
+    // The test for an absent child is inside each kind's arm, right after
+    // its load: with one test after the arms meet, LLVM moves the loads
+    // there too, and node256's one-instruction load becomes an address
+    // computation, a jump and a load.
     // SAFETY: forwarded contract.
-    let stored =
-        unsafe { dispatch!(node.kind(), K => K::find_child::<M::Ref>(node.addr(), chunk)) };
-    stored.map(|r| resolve(mem, r))
+    unsafe {
+        dispatch!(node.kind(), K => {
+            let child = K::find_child::<M::Ref>(node.addr_as(K::KIND), chunk)?;
+            Some(resolve(mem, child))
+        })
+    }
+}
+
+/// The value slot for `chunk` in last-level node `node`, with a single
+/// kind dispatch: a node16 first prefetches its slot lines (the levels
+/// above are few and stay cached, so only here do the prefetches pay), and
+/// a node256 of a layout that never stores a null word reads its slot
+/// alone (see [`NodeKind::find_nonnull`]).
+///
+/// # Safety
+///
+/// `node` is a live last-level node of a tree of configuration `C`.
+#[inline(always)]
+pub(crate) unsafe fn find_value_slot<C: Config>(
+    node: NodePtr,
+    chunk: u8,
+) -> Option<NonNull<SlotOf<C>>> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        dispatch!(node.kind(), K => {
+            let addr = node.addr_as(K::KIND);
+            K::prefetch_slots::<SlotOf<C>>(addr);
+            if LayoutOf::<C>::NONNULL_SLOT {
+                K::find_nonnull::<SlotOf<C>>(addr, chunk)
+            } else {
+                K::find::<SlotOf<C>>(addr, chunk)
+            }
+        })
+    }
 }
 
 /// The first entry of `node` at or after walk position `pos`.
@@ -375,6 +410,11 @@ impl<C: Config> RawTree<C> {
         self.root.map(|r| (resolve(&self.mem, r), self.root_shift))
     }
 
+    /// The slot of `key`, if present.
+    ///
+    /// Each level reads its child without a branch on whether it is there
+    /// ([`NodeKind::find_child`]), so the one branch per level follows the
+    /// load and the next level's loads can start before it resolves.
     #[inline(always)]
     fn find(&self, key: C::Key) -> Option<NonNull<SlotOf<C>>> {
         let mut node = resolve(&self.mem, self.root?);
@@ -382,23 +422,15 @@ impl<C: Config> RawTree<C> {
         if key.above(shift) {
             return None;
         }
-        // SAFETY: nodes reachable from the root are live; slots above the
-        // last level are child references, at the last level value slots.
-        unsafe {
-            while shift > 0 {
-                node = find_child(&self.mem, node, key.chunk(shift))?;
-                shift -= SPAN;
-            }
-            // Only at the last level, which holds most of a large tree's
-            // nodes: the levels above are few and stay cached, and there
-            // the prefetch instructions would be pure cost.
-            dispatch!(node.kind(), K => K::prefetch_slots::<SlotOf<C>>(node.addr()));
-            if LayoutOf::<C>::NONNULL_SLOT {
-                dispatch!(node.kind(), K => K::find_nonnull::<SlotOf<C>>(node.addr(), key.chunk(0)))
-            } else {
-                find_slot::<SlotOf<C>>(node, key.chunk(0))
-            }
+        while shift > 0 {
+            // SAFETY: nodes reachable from the root are live, and above the
+            // last level their slots are child references.
+            node = unsafe { find_child(&self.mem, node, key.chunk(shift))? };
+            shift -= SPAN;
         }
+        // SAFETY: `node` is a live last-level node; its slots are the
+        // layout's.
+        unsafe { find_value_slot::<C>(node, key.chunk(0)) }
     }
 
     /// The value for `key`.

@@ -1055,7 +1055,7 @@ fn every_step_verified<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
                     ctx(if insert { "insert" } else { "delete" }, model.len())
                 );
             }
-            if cfg!(not(miri)) || model.len() % 16 == 0 {
+            if cfg!(not(miri)) || model.len().is_multiple_of(16) {
                 for (&w, &tg) in model.iter() {
                     assert!(
                         holds(t, k(w), tg),

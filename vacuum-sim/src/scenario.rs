@@ -216,7 +216,7 @@ pub fn group(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -229,7 +229,7 @@ pub fn group(n: u64) -> String {
 pub fn format_size(bytes: u64) -> String {
     let unit = [(GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")]
         .into_iter()
-        .find(|&(unit, _)| bytes >= unit && bytes % unit == 0);
+        .find(|&(unit, _)| bytes >= unit && bytes.is_multiple_of(unit));
     match unit {
         Some((unit, name)) => format!("{} {name} ({} bytes)", bytes / unit, group(bytes)),
         None => format!("{} bytes", group(bytes)),

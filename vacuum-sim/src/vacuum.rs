@@ -610,7 +610,7 @@ pub fn correlated_pass<F: Fn(Tid) -> bool>(
         for offset in first..=last {
             found += u64::from(is_member(Tid::new(block, offset)));
         }
-        if block % 1024 == 0 {
+        if block.is_multiple_of(1024) {
             phase.set_position(p - entries.start);
         }
         p = u64::from(block) * tpp + u64::from(last);
@@ -662,7 +662,7 @@ pub fn random_pass<F: Fn(Tid) -> bool>(
         for &tid in &batch {
             found += u64::from(is_member(tid));
         }
-        if end % CHUNK == 0 || end == end_all {
+        if end.is_multiple_of(CHUNK) || end == end_all {
             phase.set_position(end - entries.start);
         }
         start = end;

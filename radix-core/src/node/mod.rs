@@ -177,6 +177,39 @@ pub(crate) unsafe fn write_header(node: NonNull<u8>, kind: Kind, class: usize) {
     };
 }
 
+/// A word of zero bits, which reads as an absent child (`None`) for every
+/// [`StoredRef`]: a branch-free search that found nothing reads it instead
+/// of a slot.
+static ABSENT: usize = 0;
+
+/// The address to read a child from: slot `i` when `found`, else
+/// [`ABSENT`]. Choosing the *address* keeps the search branch-free: given a
+/// choice between two values, LLVM would test `found` first and branch
+/// around the load; a load from a chosen address it leaves alone.
+///
+/// # Safety
+///
+/// When `found`, slot `i` of `node` (slots from `index_end`) is an
+/// initialised child reference `R`.
+#[inline(always)]
+pub(crate) unsafe fn child_or_absent<R: StoredRef>(
+    node: NonNull<u8>,
+    index_end: usize,
+    i: usize,
+    found: bool,
+) -> Option<R> {
+    let slot = slots_offset::<R>(index_end) + i * core::mem::size_of::<R>();
+    let absent = NonNull::from(&ABSENT).cast::<Option<R>>();
+    let at = core::hint::select_unpredictable(
+        found,
+        node.as_ptr().wrapping_add(slot).cast::<Option<R>>(),
+        absent.as_ptr(),
+    );
+    // SAFETY: `at` is the slot (caller's contract) or ABSENT, a live,
+    // aligned word of zero bits, which is `None` for a `StoredRef`.
+    unsafe { at.read() }
+}
+
 /// A walk position past every entry of any kind.
 pub(crate) const END: u16 = 256;
 
@@ -192,6 +225,8 @@ pub(crate) struct Entry<S> {
 /// The operations every node kind provides. The tree dispatches on the
 /// pointer tag to one of the four implementations with [`dispatch!`].
 pub(crate) trait NodeKind {
+    /// The kind.
+    const KIND: Kind;
     /// Byte offset at which the kind's chunk index ends.
     const INDEX_END: usize;
 

@@ -27,6 +27,13 @@ impl ChunkSearch for Node16 {
     }
 
     #[inline(always)]
+    fn position(chunks: NonNull<u8>, chunk: u8) -> (bool, usize) {
+        // SAFETY: as in `find`.
+        let group = unsafe { chunks.cast::<[u8; simd::GROUP_BYTES]>().as_ref() };
+        simd::position(group, chunk)
+    }
+
+    #[inline(always)]
     fn lower_bound(chunks: NonNull<u8>, count: usize, chunk: u8) -> usize {
         // SAFETY: as in `find`.
         let group = unsafe { chunks.cast::<[u8; simd::GROUP_BYTES]>().as_ref() };

@@ -28,6 +28,7 @@ fn bitmap_word(node: NonNull<u8>, chunk: usize) -> NonNull<u64> {
 }
 
 impl NodeKind for Node256 {
+    const KIND: Kind = Kind::N256;
     const INDEX_END: usize = BITMAP_AT + 32;
 
     #[inline]

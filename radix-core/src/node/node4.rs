@@ -20,14 +20,24 @@ impl ChunkSearch for Node4 {
 
     #[inline(always)]
     fn find(chunks: NonNull<u8>, chunk: u8) -> Option<usize> {
-        const ONES: u32 = 0x0101_0101;
-        const HIGHS: u32 = 0x8080_8080;
-        // SAFETY: all four chunk bytes are initialised; the array starts at
-        // byte 4 of a node aligned to at least 8, so the load is aligned.
-        let word = u32::from_le_bytes(unsafe { chunks.cast::<[u8; 4]>().read() });
-        let diff = word ^ (u32::from(chunk) * ONES);
-        let zero_bytes = diff.wrapping_sub(ONES) & !diff & HIGHS;
+        let zero_bytes = matches(chunks, chunk);
         (zero_bytes != 0).then(|| zero_bytes.trailing_zeros() as usize / 8)
+    }
+
+    #[inline(always)]
+    fn position(chunks: NonNull<u8>, chunk: u8) -> (bool, usize) {
+        // The first chunk on its own first: a node4 with one child (the
+        // chains below sparse keys' top levels) answers with one compare.
+        // SAFETY: a node4's chunk array is initialised.
+        if unsafe { chunks.read() } == chunk {
+            return (true, 0);
+        }
+        let zero_bytes = matches(chunks, chunk);
+        // trailing_zeros(0) is 32: byte 4, which the mask turns into 0.
+        (
+            zero_bytes != 0,
+            (zero_bytes.trailing_zeros() as usize / 8) & 3,
+        )
     }
 
     #[inline(always)]
@@ -37,6 +47,19 @@ impl ChunkSearch for Node4 {
             .find(|&i| unsafe { chunks.add(i).read() } >= chunk)
             .unwrap_or(count)
     }
+}
+
+/// The high bit of byte `i` set when chunk `i` may equal `chunk` (exactly
+/// for the lowest set bit; see the module docs).
+#[inline(always)]
+fn matches(chunks: NonNull<u8>, chunk: u8) -> u32 {
+    const ONES: u32 = 0x0101_0101;
+    const HIGHS: u32 = 0x8080_8080;
+    // SAFETY: all four chunk bytes are initialised; the array starts at
+    // byte 4 of a node aligned to at least 8, so the load is aligned.
+    let word = u32::from_le_bytes(unsafe { chunks.cast::<[u8; 4]>().read() });
+    let diff = word ^ (u32::from(chunk) * ONES);
+    diff.wrapping_sub(ONES) & !diff & HIGHS
 }
 
 sorted_node_kind!(Node4);

@@ -10,6 +10,7 @@
 use core::ptr::NonNull;
 
 use super::{count, header, slot_ptr, write_header, Entry, Kind, NodeKind};
+use crate::ptr::StoredRef;
 
 /// The node48 kind.
 pub(crate) enum Node48 {}
@@ -31,6 +32,7 @@ fn map(node: NonNull<u8>) -> NonNull<u8> {
 }
 
 impl NodeKind for Node48 {
+    const KIND: Kind = Kind::N48;
     const INDEX_END: usize = MAP_AT + 256;
 
     #[inline]
@@ -53,6 +55,18 @@ impl NodeKind for Node48 {
             } else {
                 Some(slot_ptr(node, Self::INDEX_END, idx as usize))
             }
+        }
+    }
+
+    /// The child through the map, with no branch before the slot is read
+    /// (see [`child_or_absent`](super::child_or_absent)).
+    #[inline(always)]
+    unsafe fn find_child<R: StoredRef>(node: NonNull<u8>, chunk: u8) -> Option<R> {
+        // SAFETY: caller's contract: a live inner node48; a mapped index is
+        // below its capacity and its slot holds a child.
+        unsafe {
+            let idx = map(node).add(chunk as usize).read();
+            super::child_or_absent::<R>(node, Self::INDEX_END, idx as usize, idx != EMPTY)
         }
     }
 

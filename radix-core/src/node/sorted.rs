@@ -15,6 +15,7 @@
 use core::ptr::NonNull;
 
 use super::{count, header, slot_ptr, slots_offset, write_header, Entry, Kind};
+use crate::ptr::StoredRef;
 use crate::simd;
 
 /// Where the chunk array starts: right after the 4-byte header.
@@ -31,6 +32,9 @@ pub(crate) trait ChunkSearch {
     const CHUNKS: usize;
     /// Index of `chunk` in the padded array of a non-empty node.
     fn find(chunks: NonNull<u8>, chunk: u8) -> Option<usize>;
+    /// [`find`](Self::find) without a branch: whether `chunk` is there,
+    /// and its index if so, else 0.
+    fn position(chunks: NonNull<u8>, chunk: u8) -> (bool, usize);
     /// Index of the first of the `count` chunks of a padded array that is
     /// `>= chunk` (`count` when there is none).
     fn lower_bound(chunks: NonNull<u8>, count: usize, chunk: u8) -> usize;
@@ -71,6 +75,24 @@ pub(crate) unsafe fn find<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8) -> Op
         let i = K::find(chunks(node), chunk)?;
         Some(slot_ptr(node, index_end::<K>(), i))
     }
+}
+
+/// The child reference for `chunk`, or `None`, with no branch on whether
+/// it is there (see [`child_or_absent`](super::child_or_absent)): the one
+/// branch left, on the result, comes after the load, so a lookup's next
+/// level can start before it resolves.
+///
+/// # Safety
+///
+/// `node` is a live inner node of kind `K` whose slots are `R`.
+#[inline(always)]
+pub(crate) unsafe fn find_child<K: ChunkSearch, R: StoredRef>(
+    node: NonNull<u8>,
+    chunk: u8,
+) -> Option<R> {
+    let (found, i) = K::position(chunks(node), chunk);
+    // SAFETY: caller's contract; a found index is below the count.
+    unsafe { super::child_or_absent::<R>(node, index_end::<K>(), i, found) }
 }
 
 /// Prefetches the slot array's lines after the first, for kinds that ask
@@ -228,6 +250,7 @@ macro_rules! sorted_node_kind {
         }
 
         impl $crate::node::NodeKind for $ty {
+            const KIND: $crate::node::Kind = <$ty as $crate::node::sorted::ChunkSearch>::KIND;
             const INDEX_END: usize = $crate::node::sorted::index_end::<$ty>();
 
             #[inline(always)]
@@ -239,6 +262,14 @@ macro_rules! sorted_node_kind {
             unsafe fn find<S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>> {
                 // SAFETY: forwarded contract.
                 unsafe { $crate::node::sorted::find::<$ty, S>(node, chunk) }
+            }
+            #[inline(always)]
+            unsafe fn find_child<R: $crate::ptr::StoredRef>(
+                node: NonNull<u8>,
+                chunk: u8,
+            ) -> Option<R> {
+                // SAFETY: forwarded contract.
+                unsafe { $crate::node::sorted::find_child::<$ty, R>(node, chunk) }
             }
             #[inline(always)]
             fn prefetch_slots<S>(node: NonNull<u8>) {

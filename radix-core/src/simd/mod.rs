@@ -86,6 +86,19 @@ pub fn find(chunks: &[u8; GROUP_BYTES], key: u8) -> Option<usize> {
     (hits != 0).then(|| hits.trailing_zeros() as usize)
 }
 
+/// Where `key` is in a padded chunk array, without a branch: whether it is
+/// there, and its index if so, else 0 (so that the index can always be
+/// used to read a slot, and the read discarded when absent).
+#[inline(always)]
+pub fn position(chunks: &[u8; GROUP_BYTES], key: u8) -> (bool, usize) {
+    let hits = imp::eq_mask(chunks, key);
+    // trailing_zeros(0) is 32, which the mask turns into 0.
+    (
+        hits != 0,
+        hits.trailing_zeros() as usize & (GROUP_BYTES - 1),
+    )
+}
+
 /// Index of the first chunk `>= key` in a padded chunk array of `count`
 /// sorted chunks (module docs), or `count` if none is.
 #[inline(always)]

@@ -546,7 +546,7 @@ pub fn assert_same<C: Config<Layout: TestLayout>>(
     let mut expected_len = model.len();
     while expected_len > 0 {
         assert_eq!(it.len(), expected_len, "iter().len() while walking");
-        if expected_len % 2 == 0 {
+        if expected_len.is_multiple_of(2) {
             it.next_back();
         } else {
             it.next();
