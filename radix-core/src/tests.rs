@@ -164,6 +164,35 @@ fn varlen_moves_between_embedded_and_leaf() {
 }
 
 #[test]
+fn insert_with_old_shows_the_replaced_value() {
+    let mut t = RawTree::<U32Varlen>::new();
+    let long = VarBytes::new(&[3; 20]).unwrap();
+    let short = VarBytes::new(b"ab").unwrap();
+    let mut seen = Vec::new();
+    // Absent: nothing shown. Then every transition between leaf and
+    // embedded forms shows the value being replaced.
+    for (key, value) in [
+        (9, &long),
+        (9, &short),
+        (9, &long),
+        (9, &long),
+        (700, &short),
+    ] {
+        t.insert_with_old(key, value, |old| seen.push(old.as_bytes().to_vec()));
+    }
+    assert_eq!(seen, [vec![3; 20], b"ab".to_vec(), vec![3; 20]]);
+    assert_eq!(t.len(), 2);
+    t.verify().unwrap();
+    let mut words = RawTree::<U64Auto>::new();
+    for (i, k) in [5u64, 5, 1 << 40, 5].into_iter().enumerate() {
+        let mut old = None;
+        let returned = words.insert_with_old(k, i as u64, |v| old = Some(*v));
+        assert_eq!(old, returned);
+    }
+    assert_eq!(words.get(5), Some(&3));
+}
+
+#[test]
 fn ranges_follow_btreemap() {
     let mut t = RawTree::<U64Auto>::new();
     let mut model = BTreeMap::new();

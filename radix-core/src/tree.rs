@@ -63,8 +63,37 @@ pub struct RawTree<C: Config> {
     root_shift: u32,
     len: usize,
     mem: C::Memory,
+    /// Where the last insert's last-level node hangs, so that the next
+    /// insert under the same node (keys inserted in order) skips the
+    /// descent.
+    last_leaf: Option<LastLeaf<C>>,
     _owns: PhantomData<Box<ValueOf<C>>>,
 }
+
+/// The last-level node an insert last reached: its keys' shared prefix and
+/// the location of the reference to it.
+///
+/// Valid until the tree changes other than through an insert into that
+/// node: every other change clears or replaces it. An insert that reaches
+/// the last level by descending sets it; one that builds a chain, a
+/// removal and a clear clear it. An insert into the node itself (which may
+/// grow it, writing the grown node through the location) keeps it: the
+/// node's parent, which holds the location, is unchanged.
+struct LastLeaf<C: Config> {
+    /// The key with its last chunk cleared.
+    prefix: C::Key,
+    /// The parent's slot holding the node, or `None` for the root field
+    /// (a pointer into the tree value itself would not survive a move).
+    loc: Option<NonNull<RefOf<C>>>,
+}
+
+impl<C: Config> Clone for LastLeaf<C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C: Config> Copy for LastLeaf<C> {}
 
 // SAFETY: the tree owns its nodes and values exactly as a `Box<V>` would;
 // nodes are reached only through `&self`/`&mut self`.
@@ -305,6 +334,24 @@ where
         }
     }
 
+    /// Stores `value` under `key` as [`insert`](Self::insert) does, first
+    /// handing the value it replaces, if any, to `old`. For a
+    /// [`Varlen`](crate::value::Varlen) tree, whose `insert` only says
+    /// whether there was a value, this is the way to see it, without a
+    /// second walk down the tree.
+    #[inline]
+    pub fn insert_with_old(
+        &mut self,
+        key: C::Key,
+        value: InputOf<'_, C>,
+        old: impl FnOnce(&ValueOf<C>),
+    ) -> OldOf<C> {
+        match self.try_insert_with_old(key, value, old) {
+            Ok(old) => old,
+            Err(never) => match never {},
+        }
+    }
+
     /// Removes `key`, returning its value (for [`Varlen`](crate::value::Varlen):
     /// whether it was present).
     ///
@@ -350,6 +397,7 @@ impl<C: Config> RawTree<C> {
             root_shift,
             len,
             mem,
+            last_leaf: None,
             _owns: PhantomData,
         }
     }
@@ -506,15 +554,42 @@ impl<C: Config> RawTree<C> {
     ///
     /// The memory back end could not provide a node or a leaf. Nothing
     /// changed; the value was dropped.
+    #[inline]
     pub(crate) fn try_insert(
         &mut self,
         key: C::Key,
         value: InputOf<'_, C>,
     ) -> Result<OldOf<C>, MemError<C>> {
+        self.try_insert_with_old(key, value, |_| {})
+    }
+
+    /// [`try_insert`](Self::try_insert), handing a replaced value to `old`
+    /// before it is dropped.
+    pub(crate) fn try_insert_with_old(
+        &mut self,
+        key: C::Key,
+        value: InputOf<'_, C>,
+        old: impl FnOnce(&ValueOf<C>),
+    ) -> Result<OldOf<C>, MemError<C>> {
+        let on_replace = old;
         // Build the slot first: after this point nothing can panic until the
         // tree is consistent again, and every allocation below is reserved
         // before the tree changes.
         let mut slot_value = LayoutOf::<C>::into_slot(value, &mut self.mem)?;
+        let prefix = key.clear_below(0);
+        if let Some(last) = self.last_leaf.filter(|last| last.prefix == prefix) {
+            let loc = match last.loc {
+                Some(loc) => loc,
+                None => NonNull::from(self.root.as_mut().expect("a last-level root")),
+            };
+            // SAFETY: the hint's invariant (see `LastLeaf`): `loc` holds the
+            // live last-level node for this key's prefix.
+            let old =
+                unsafe { Self::insert_at_leaf(&mut self.mem, loc, key, slot_value, on_replace)? };
+            self.len += usize::from(old.is_none());
+            return Ok(old.unwrap_or_else(LayoutOf::<C>::absent));
+        }
+        self.last_leaf = None;
         let Some(_) = self.root else {
             let shift = key.root_shift();
             if C::Memory::FALLIBLE {
@@ -548,31 +623,29 @@ impl<C: Config> RawTree<C> {
             }
         }
         let mut loc = NonNull::from(self.root.as_mut().expect("non-empty tree"));
+        let mut at_root = true;
         let mut shift = self.root_shift;
         // SAFETY: `loc` always points at a live slot holding a live node
         // reference (the root field, or a child slot of a live node whose
         // parent is not changed while `loc` is used).
         unsafe {
             loop {
+                if shift == 0 {
+                    let old =
+                        Self::insert_at_leaf(&mut self.mem, loc, key, slot_value, on_replace)?;
+                    self.last_leaf = Some(LastLeaf {
+                        prefix,
+                        loc: (!at_root).then_some(loc),
+                    });
+                    self.len += usize::from(old.is_none());
+                    return Ok(old.unwrap_or_else(LayoutOf::<C>::absent));
+                }
                 let node = resolve(&self.mem, loc.read());
                 let chunk = key.chunk(shift);
-                if shift == 0 {
-                    if let Some(slot) = find_slot::<SlotOf<C>>(node, chunk) {
-                        let old = slot.read();
-                        slot.write(slot_value);
-                        return Ok(LayoutOf::<C>::take(old, &mut self.mem));
-                    }
-                    if C::Memory::FALLIBLE {
-                        let mut needs = Needs::NONE;
-                        Self::grow_needs(&mut needs, node, 0);
-                        slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
-                    }
-                    Self::add_child(&mut self.mem, loc, node, chunk, slot_value, 0);
-                    break;
-                }
                 match find_slot::<RefOf<C>>(node, chunk) {
                     Some(child) => {
                         loc = child;
+                        at_root = false;
                         shift -= SPAN;
                     }
                     None => {
@@ -595,6 +668,45 @@ impl<C: Config> RawTree<C> {
         Ok(LayoutOf::<C>::absent())
     }
 
+    /// Stores `slot_value` under `key` in the last-level node held at
+    /// `loc`: replaces the old value (returned, as `Some`), or adds the
+    /// chunk, growing the node first if it is full (`None`).
+    ///
+    /// It borrows the memory alone, so that `loc`, which may be the root
+    /// field, stays valid.
+    ///
+    /// # Safety
+    ///
+    /// `loc` holds the live last-level node that `key`'s prefix leads to.
+    #[inline(always)]
+    unsafe fn insert_at_leaf(
+        mem: &mut C::Memory,
+        loc: NonNull<RefOf<C>>,
+        key: C::Key,
+        mut slot_value: SlotOf<C>,
+        on_replace: impl FnOnce(&ValueOf<C>),
+    ) -> Result<Option<OldOf<C>>, MemError<C>> {
+        let chunk = key.chunk(0);
+        // SAFETY: the caller's contract; the replaced slot value is live
+        // (its value shown to `on_replace`) until `take` consumes it.
+        unsafe {
+            let node = resolve(mem, loc.read());
+            if let Some(slot) = find_slot::<SlotOf<C>>(node, chunk) {
+                let mut old = slot.read();
+                slot.write(slot_value);
+                on_replace(LayoutOf::<C>::get(NonNull::from(&mut old), mem));
+                return Ok(Some(LayoutOf::<C>::take(old, mem)));
+            }
+            if C::Memory::FALLIBLE {
+                let mut needs = Needs::NONE;
+                Self::grow_needs(&mut needs, node, 0);
+                slot_value = Self::reserve(mem, &needs, slot_value)?;
+            }
+            Self::add_child(mem, loc, node, chunk, slot_value, 0);
+        }
+        Ok(None)
+    }
+
     /// Removes `key`, returning its value (see [`RawTree::remove`]).
     ///
     /// # Errors
@@ -602,6 +714,7 @@ impl<C: Config> RawTree<C> {
     /// The memory back end could not provide the smaller node a sparse
     /// node shrinks into. Nothing changed.
     pub(crate) fn try_remove(&mut self, key: C::Key) -> Result<OldOf<C>, MemError<C>> {
+        self.last_leaf = None;
         let absent = LayoutOf::<C>::absent;
         let Some(_) = self.root else {
             return Ok(absent());
@@ -711,6 +824,7 @@ impl<C: Config> RawTree<C> {
     pub fn clear(&mut self) {
         // Detach first: if a value's `Drop` panics, the rest leak rather
         // than being dropped twice.
+        self.last_leaf = None;
         let root = self.root.take();
         self.len = 0;
         // Visit the slots only for values to drop or leaves the back end

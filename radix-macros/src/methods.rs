@@ -55,6 +55,20 @@ pub fn inherent(spec: &Spec, names: &Names) -> TokenStream {
             pub fn insert(&mut self, key: #key, value: &#value) -> bool {
                 self.raw.insert(key, value)
             }
+
+            /// Stores a copy of `value` under `key` as [`Self::insert`] does, first
+            /// showing the value it replaces, if any, to `old`: the way to see a
+            /// replaced value without a second walk down the tree. (If `old`
+            /// panics, the replaced value's memory is leaked.)
+            #[inline]
+            pub fn insert_with_old(
+                &mut self,
+                key: #key,
+                value: &#value,
+                old: impl ::core::ops::FnOnce(&#value),
+            ) -> bool {
+                self.raw.insert_with_old(key, value, old)
+            }
         }
     } else {
         quote! {

@@ -18,6 +18,7 @@
 //! The header's first byte is a flag byte whose lowest bit is reserved for
 //! the tree's embedded-value tag ([`radix_core::value::TAG_BIT`]).
 
+use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
 use radix_core::value::VarlenValue;
@@ -177,16 +178,18 @@ impl BlockEntry {
 }
 
 /// An aligned scratch buffer in which an entry is encoded before the tree
-/// copies it.
+/// copies it. It starts uninitialised: `encode` writes the header and the
+/// words the entry uses, and nothing reads further (zeroing all 272 bytes
+/// on every call cost the TID store's load more than encoding did).
 #[repr(C, align(8))]
 pub(crate) struct EntryBuf {
-    words: [u64; 1 + MAX_WORDS],
+    words: [MaybeUninit<u64>; 1 + MAX_WORDS],
 }
 
 impl EntryBuf {
     pub(crate) const fn new() -> Self {
         Self {
-            words: [0; 1 + MAX_WORDS],
+            words: [MaybeUninit::uninit(); 1 + MAX_WORDS],
         }
     }
 
@@ -210,15 +213,18 @@ impl EntryBuf {
             let nwords = last as usize / 64 + 1;
             header.nwords = nwords as u8;
             let words = &mut self.words[1..=nwords];
-            words.fill(0);
+            words.fill(MaybeUninit::new(0));
             for &o in offsets {
-                words[o as usize / 64] |= 1 << (o % 64);
+                let word = &mut words[o as usize / 64];
+                // SAFETY: every word of the entry was zeroed just above.
+                *word = MaybeUninit::new(unsafe { word.assume_init() } | 1 << (o % 64));
             }
         }
         let base = NonNull::from(&mut self.words).cast::<u8>();
         // SAFETY: the buffer is 8-aligned and large enough for a header and
-        // `MAX_WORDS` words; the header has no padding, so every byte of the
-        // entry is initialised; the entry borrows the buffer.
+        // `MAX_WORDS` words; the header has no padding, and the `nwords`
+        // words after it were written above, so every byte of the entry is
+        // initialised; the entry borrows the buffer.
         unsafe {
             base.cast::<Header>().write(header);
             BlockEntry::from_bytes(base)
@@ -292,13 +298,14 @@ mod tests {
         // A bitmap holding a run must have been encoded as a run.
         let mut bad = EntryBuf::new();
         bad.encode(&[1, 2, 3, 4, 100]);
-        bad.words[2] = 0;
+        bad.words[2] = MaybeUninit::new(0);
         // SAFETY: the buffer holds an encoded entry, 8-aligned.
         let entry = unsafe { BlockEntry::from_bytes(NonNull::from(&bad.words).cast()) };
         assert!(entry.check().unwrap_err().contains("bitmap entry"));
         // An inline entry with a stray slot after its end.
         bad.encode(&[9]);
-        bad.words[0] |= 5 << 48;
+        // SAFETY: the header word was written by `encode`.
+        bad.words[0] = MaybeUninit::new(unsafe { bad.words[0].assume_init() } | 5 << 48);
         // SAFETY: as above.
         let entry = unsafe { BlockEntry::from_bytes(NonNull::from(&bad.words).cast()) };
         assert!(entry.check().is_err());

@@ -284,10 +284,10 @@ impl SharedTidStoreWriter<'_> {
     /// the store is unchanged.
     pub fn set_block_offsets(&mut self, block: u32, offsets: &[u16]) -> Result<(), TidStoreError> {
         validate(block, offsets)?;
-        let old = self.guard.get(block).map_or(0, BlockEntry::len);
+        let mut old = 0;
         let mut buf = EntryBuf::new();
         self.guard
-            .insert(block, buf.encode(offsets))
+            .insert_with_old(block, buf.encode(offsets), |entry| old = entry.len())
             .map_err(|e| TidStoreError::from_shm(block, e))?;
         let tids = self.num_tids() - old as u64 + offsets.len() as u64;
         self.guard.set_user_word(NUM_TIDS, tids);

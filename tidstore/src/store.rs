@@ -90,9 +90,10 @@ impl TidStore {
     /// was broken and the store is unchanged.
     pub fn set_block_offsets(&mut self, block: u32, offsets: &[u16]) -> Result<(), TidStoreError> {
         validate(block, offsets)?;
-        let old = self.table.get(block).map_or(0, BlockEntry::len);
+        let mut old = 0;
         let mut buf = EntryBuf::new();
-        self.table.insert(block, buf.encode(offsets));
+        self.table
+            .insert_with_old(block, buf.encode(offsets), |entry| old = entry.len());
         self.num_tids = self.num_tids - old as u64 + offsets.len() as u64;
         Ok(())
     }

@@ -471,6 +471,23 @@ impl<C: Config<Memory = SharedMemory>> WriteGuard<'_, C> {
         self.settle(result)
     }
 
+    /// Stores `value` under `key` as [`insert`](Self::insert) does, first
+    /// showing the value it replaces, if any, to `old` (for `varlen`
+    /// layouts, whose insert only says whether there was one).
+    ///
+    /// # Errors
+    ///
+    /// As [`insert`](Self::insert).
+    pub fn insert_with_old(
+        &mut self,
+        key: C::Key,
+        value: InputOf<'_, C>,
+        old: impl FnOnce(&ValueOf<C>),
+    ) -> Result<OldOf<C>, ShmError> {
+        let result = self.view.raw.try_insert_with_old(key, value, old);
+        self.settle(result)
+    }
+
     /// Removes `key`, returning its value (for `varlen` layouts: whether it
     /// was present).
     ///

@@ -158,10 +158,17 @@ unsafe impl<V: ?Sized + VarlenValue> ValueLayout for Varlen<V> {
         if Self::embeds(len) {
             let dst = word.as_mut_ptr().cast::<u8>();
             // SAFETY: `len <= WORD` bytes of the value are initialised; the
-            // word is zeroed first so all of it is initialised.
+            // word is zeroed first so all of it is initialised. A value of a
+            // whole word (the TID store's entries) is one unaligned load
+            // rather than a call to copy a run-time length.
             unsafe {
-                dst.write_bytes(0, WORD);
-                dst.copy_from_nonoverlapping(src.as_ptr(), len);
+                if len == WORD {
+                    dst.cast::<[u8; WORD]>()
+                        .write(src.cast::<[u8; WORD]>().read_unaligned());
+                } else {
+                    dst.write_bytes(0, WORD);
+                    dst.copy_from_nonoverlapping(src.as_ptr(), len);
+                }
                 *dst |= TAG_BIT;
             }
         } else {
