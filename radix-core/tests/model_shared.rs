@@ -18,8 +18,8 @@
 //! The `*_limited` properties give the area a small size limit (64 to
 //! 448 KiB above its empty size), so inserts (and, rarely, removes) start
 //! failing with `ShmError::AreaFull`: a failed operation must change
-//! nothing (same length, the key's old value still there, the area's size
-//! unchanged, `verify()` passes, the whole contents equal the model). Fill
+//! nothing (same length, the key's old value still there, the area no
+//! larger, `verify()` passes, the whole contents equal the model). Fill
 //! operations insert until a refusal, and a case that never reached the
 //! limit fills the area at the end. Once the tree is drained, each refused
 //! key (up to 16) inserts again, one at a time.
@@ -395,17 +395,18 @@ struct Case<'a> {
 
 impl Case<'_> {
     /// Checks a refusal: allowed only with a limit, only `AreaFull`, and
-    /// the area's size is still `memory`, what it was before.
+    /// the area no larger than `memory`, what it was before.
     #[track_caller]
     fn refusal_allowed(&self, e: &ShmError, what: &str, memory: usize) {
         assert!(
             self.limited && matches!(e, ShmError::AreaFull { .. }),
             "{what}: refused: {e}"
         );
-        assert_eq!(
-            self.area.memory_usage(),
-            memory,
-            "{what}: a refused operation changed the area's size"
+        // A refusal gives back what it took; it may also return spare
+        // spans kept by earlier operations, so the area may shrink.
+        assert!(
+            self.area.memory_usage() <= memory,
+            "{what}: a refused operation grew the area"
         );
         if let Some(limit) = self.area.size_limit() {
             assert!(

@@ -372,10 +372,47 @@ impl SharedMemory {
         self.slot().user[index].store(value, Relaxed);
     }
 
-    /// Forgets reservations an operation did not use (one that failed
-    /// half-way through reserving).
+    /// After an operation that failed half-way through reserving: forgets
+    /// the reservations it did not use, and gives the area back every span
+    /// with no live object, the pools' spares included.
+    ///
+    /// Without the second step a refused change could leave the area
+    /// larger than it found it: an insert that got a span for its value
+    /// leaf, and then no room for a node, would keep that span (emptied,
+    /// as the spare) and the segment made for it. Spans the operation
+    /// added are all empty now, since reserving takes no object and the
+    /// value leaf is freed again; returning them lets the area destroy a
+    /// segment it made for them. Spares from earlier operations go too,
+    /// which only makes the area smaller. The walk covers each pool's
+    /// partial list, on this rare path only.
     pub(crate) fn clear_reservations(&mut self) {
         self.reserved = [0; POOLS];
+        let mut blocks = Vec::new();
+        for pool in 0..POOLS {
+            let p = self.pool(pool);
+            let spare = p.spare.swap(0, Relaxed);
+            if spare != 0 {
+                blocks.push(spare as usize);
+            }
+            let mut offset = p.partial.load(Relaxed);
+            while offset != 0 {
+                let span = self.span(offset);
+                let next = span.next.load(Relaxed);
+                if span.live.load(Relaxed) == 0 {
+                    let capacity = span.capacity.load(Relaxed);
+                    let p = self.pool(pool);
+                    self.unlink(&p.partial, offset);
+                    p.available.fetch_sub(capacity, Relaxed);
+                    blocks.push(offset as usize);
+                }
+                offset = next;
+            }
+        }
+        if !blocks.is_empty() {
+            // Blocks the area cannot take back (its lock poisoned) stay
+            // allocated: a leak, never a fault.
+            let _ = self.area().free_blocks(blocks);
+        }
     }
 
     /// The bytes before a large leaf in its block.

@@ -15,8 +15,10 @@
 //! [`AreaOptions::init_segment_size`] and double up to
 //! [`AreaOptions::max_segment_size`]; with a
 //! [`size_limit`](AreaOptions::size_limit), growing past it fails with
-//! [`ShmError::AreaFull`] instead. [`Area::memory_usage`] is the total size
-//! of the segments, as PostgreSQL's `dsa_get_total_size`. The control
+//! [`ShmError::AreaFull`] instead. A refused change leaves the tree as it
+//! was and the area no larger: memory it took before the refusal (an
+//! insert needing a value leaf and a node may get the first and not the
+//! second) goes back. [`Area::memory_usage`] is the total size of the segments, as PostgreSQL's `dsa_get_total_size`. The control
 //! segment records a magic number, a format version, the geometry, the
 //! segment table and the tree slots; attaching to anything else is an
 //! error, never a misread.

@@ -464,7 +464,7 @@ impl<C: Config<Memory = SharedMemory>> WriteGuard<'_, C> {
     ///
     /// [`ShmError::AreaFull`] (or [`ShmError::TooLarge`]) when the area
     /// cannot provide the memory; the tree is unchanged and holds every
-    /// earlier key.
+    /// earlier key, and the area is no larger than before.
     #[inline]
     pub fn insert(&mut self, key: C::Key, value: InputOf<'_, C>) -> Result<OldOf<C>, ShmError> {
         let result = self.view.raw.try_insert(key, value);
