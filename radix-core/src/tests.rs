@@ -372,3 +372,39 @@ fn varlen_slot_check_names_bad_encodings() {
         mem.free_leaf(leaf, std::alloc::Layout::from_size_align(8, 8).unwrap());
     }
 }
+
+/// The insert hint (the slot of the last insert's last-level node) must not
+/// outlive a change to the levels above: a removal that frees a node makes
+/// its parent shrink, which moves the slot the hint points into.
+#[test]
+fn insert_hint_is_dropped_when_the_levels_above_change() {
+    let mut t = RawTree::<U64Auto>::new();
+    let mut model = BTreeMap::new();
+    fn insert(t: &mut RawTree<U64Auto>, model: &mut BTreeMap<u64, u64>, k: u64) {
+        t.insert(k, k);
+        model.insert(k, k);
+    }
+    // Seventeen last-level nodes under one parent (a node48 class), then
+    // keys in order under the last one: the hint now points into the
+    // parent.
+    for leaf in 0..17u64 {
+        insert(&mut t, &mut model, leaf << 8);
+    }
+    insert(&mut t, &mut model, (16 << 8) | 1);
+    // Free leaves until the parent shrinks to a smaller class and moves.
+    for leaf in 0..14u64 {
+        assert_eq!(t.remove(leaf << 8), Some(leaf << 8));
+        model.remove(&(leaf << 8));
+    }
+    t.verify().unwrap();
+    // Keys under the hinted node again: they must land in the live tree.
+    for k in 2..40u64 {
+        insert(&mut t, &mut model, (16 << 8) | k);
+    }
+    // A removal inside the hinted node keeps the hint valid.
+    assert_eq!(t.remove((16 << 8) | 2), Some((16 << 8) | 2));
+    model.remove(&((16 << 8) | 2));
+    insert(&mut t, &mut model, (16 << 8) | 41);
+    t.verify().unwrap();
+    assert!(t.iter().map(|(k, v)| (k, *v)).eq(model.into_iter()));
+}

@@ -64,36 +64,35 @@ pub struct RawTree<C: Config> {
     len: usize,
     mem: C::Memory,
     /// Where the last insert's last-level node hangs, so that the next
-    /// insert under the same node (keys inserted in order) skips the
-    /// descent.
-    last_leaf: Option<LastLeaf<C>>,
+    /// insert under the same node, as inserts in key order are, skips the
+    /// descent. See [`RawTree::try_insert_with_old`] for when it is valid.
+    hint: InsertHint<C>,
     _owns: PhantomData<Box<ValueOf<C>>>,
 }
 
-/// The last-level node an insert last reached: its keys' shared prefix and
-/// the location of the reference to it.
+/// The parent slot of the last-level node that keys with `prefix` (their
+/// last chunk cleared) reach: the insert-in-key-order fast path.
 ///
-/// Valid until the tree changes other than through an insert into that
-/// node: every other change clears or replaces it. An insert that reaches
-/// the last level by descending sets it; one that builds a chain, a
-/// removal and a clear clear it. An insert into the node itself (which may
-/// grow it, writing the grown node through the location) keeps it: the
-/// node's parent, which holds the location, is unchanged.
-struct LastLeaf<C: Config> {
-    /// The key with its last chunk cleared.
+/// One compare tells a hit: a prefix has its last chunk clear, so the
+/// `MAX` key, whose last chunk is all ones, never matches and marks "no
+/// hint" (`slot` is then dangling and unused).
+struct InsertHint<C: Config> {
     prefix: C::Key,
-    /// The parent's slot holding the node, or `None` for the root field
-    /// (a pointer into the tree value itself would not survive a move).
-    loc: Option<NonNull<RefOf<C>>>,
+    slot: NonNull<RefOf<C>>,
 }
 
-impl<C: Config> Clone for LastLeaf<C> {
-    fn clone(&self) -> Self {
-        *self
+impl<C: Config> InsertHint<C> {
+    const NONE: Self = Self {
+        prefix: C::Key::MAX,
+        slot: NonNull::dangling(),
+    };
+
+    /// The hinted slot, if keys with `prefix` lead to it.
+    #[inline(always)]
+    fn get(&self, prefix: C::Key) -> Option<NonNull<RefOf<C>>> {
+        (self.prefix == prefix).then_some(self.slot)
     }
 }
-
-impl<C: Config> Copy for LastLeaf<C> {}
 
 // SAFETY: the tree owns its nodes and values exactly as a `Box<V>` would;
 // nodes are reached only through `&self`/`&mut self`.
@@ -397,7 +396,7 @@ impl<C: Config> RawTree<C> {
             root_shift,
             len,
             mem,
-            last_leaf: None,
+            hint: InsertHint::NONE,
             _owns: PhantomData,
         }
     }
@@ -577,95 +576,101 @@ impl<C: Config> RawTree<C> {
         // before the tree changes.
         let mut slot_value = LayoutOf::<C>::into_slot(value, &mut self.mem)?;
         let prefix = key.clear_below(0);
-        if let Some(last) = self.last_leaf.filter(|last| last.prefix == prefix) {
-            let loc = match last.loc {
-                Some(loc) => loc,
-                None => NonNull::from(self.root.as_mut().expect("a last-level root")),
-            };
-            // SAFETY: the hint's invariant (see `LastLeaf`): `loc` holds the
-            // live last-level node for this key's prefix.
-            let old =
-                unsafe { Self::insert_at_leaf(&mut self.mem, loc, key, slot_value, on_replace)? };
-            self.len += usize::from(old.is_none());
-            return Ok(old.unwrap_or_else(LayoutOf::<C>::absent));
-        }
-        self.last_leaf = None;
-        let Some(_) = self.root else {
-            let shift = key.root_shift();
-            if C::Memory::FALLIBLE {
-                let mut needs = Needs::NONE;
-                Self::chain_needs(&mut needs, shift);
-                slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
+        // The location of the last-level node for `key`: from the last
+        // insert's hint, or by descending.
+        // (One call of `insert_at_leaf` below, not one per way in: a second
+        // copy of it made LLVM stop inlining `add_child`.)
+        //
+        // The hint is the parent slot of the last-level node the last insert
+        // reached. It stays valid until the tree changes other than by an
+        // insert into that node (which may grow it, writing the grown node
+        // through the slot, while the parent holding the slot is unchanged):
+        // inserts that reach a last-level node set it, inserts that add to
+        // an inner node clear it (the grown node may move the slot), and
+        // removals and clears clear it. A new root above the old one leaves
+        // every existing node, and so the hinted slot, in place. A
+        // last-level root (at most 256 keys) gets no hint: a pointer
+        // to the root field would not survive the tree being moved.
+        let loc = 'leaf: {
+            if let Some(loc) = self.hint.get(prefix) {
+                break 'leaf loc;
             }
-            let root = Self::chain(&mut self.mem, key, shift, slot_value);
-            self.root = Some(stored(&self.mem, root));
-            self.root_shift = shift;
-            self.len = 1;
-            return Ok(LayoutOf::<C>::absent());
-        };
-        if key.above(self.root_shift) {
-            // New roots up to the key's level, then the key's chain beside
-            // the old tree in the topmost (which may have to grow if class 0
-            // holds one child only).
-            if C::Memory::FALLIBLE {
+            let Some(_) = self.root else {
                 let shift = key.root_shift();
-                let mut needs = Needs::NONE;
-                let levels = (shift - self.root_shift) / SPAN;
-                needs.add(Pools::<C>::inner(0), levels as usize);
-                Self::chain_needs(&mut needs, shift - SPAN);
-                if C::SIZE_CLASSES.capacity(0) < 2 {
-                    needs.add(Pools::<C>::inner(1), 1);
+                if C::Memory::FALLIBLE {
+                    let mut needs = Needs::NONE;
+                    Self::chain_needs(&mut needs, shift);
+                    slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
                 }
-                slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
-            }
-            while key.above(self.root_shift) {
-                self.add_level();
-            }
-        }
-        let mut loc = NonNull::from(self.root.as_mut().expect("non-empty tree"));
-        let mut at_root = true;
-        let mut shift = self.root_shift;
-        // SAFETY: `loc` always points at a live slot holding a live node
-        // reference (the root field, or a child slot of a live node whose
-        // parent is not changed while `loc` is used).
-        unsafe {
-            loop {
-                if shift == 0 {
-                    let old =
-                        Self::insert_at_leaf(&mut self.mem, loc, key, slot_value, on_replace)?;
-                    self.last_leaf = Some(LastLeaf {
-                        prefix,
-                        loc: (!at_root).then_some(loc),
-                    });
-                    self.len += usize::from(old.is_none());
-                    return Ok(old.unwrap_or_else(LayoutOf::<C>::absent));
-                }
-                let node = resolve(&self.mem, loc.read());
-                let chunk = key.chunk(shift);
-                match find_slot::<RefOf<C>>(node, chunk) {
-                    Some(child) => {
-                        loc = child;
-                        at_root = false;
-                        shift -= SPAN;
+                let root = Self::chain(&mut self.mem, key, shift, slot_value);
+                self.root = Some(stored(&self.mem, root));
+                self.root_shift = shift;
+                self.len = 1;
+                return Ok(LayoutOf::<C>::absent());
+            };
+            if key.above(self.root_shift) {
+                // New roots up to the key's level, then the key's chain beside
+                // the old tree in the topmost (which may have to grow if class 0
+                // holds one child only).
+                if C::Memory::FALLIBLE {
+                    let shift = key.root_shift();
+                    let mut needs = Needs::NONE;
+                    let levels = (shift - self.root_shift) / SPAN;
+                    needs.add(Pools::<C>::inner(0), levels as usize);
+                    Self::chain_needs(&mut needs, shift - SPAN);
+                    if C::SIZE_CLASSES.capacity(0) < 2 {
+                        needs.add(Pools::<C>::inner(1), 1);
                     }
-                    None => {
-                        if C::Memory::FALLIBLE {
-                            let mut needs = Needs::NONE;
-                            Self::chain_needs(&mut needs, shift - SPAN);
-                            Self::grow_needs(&mut needs, node, shift);
-                            slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
+                    slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
+                }
+                while key.above(self.root_shift) {
+                    self.add_level();
+                }
+            }
+            let mut loc = NonNull::from(self.root.as_mut().expect("non-empty tree"));
+            let mut shift = self.root_shift;
+            // SAFETY: `loc` always points at a live slot holding a live node
+            // reference (the root field, or a child slot of a live node whose
+            // parent is not changed while `loc` is used).
+            unsafe {
+                while shift > 0 {
+                    let node = resolve(&self.mem, loc.read());
+                    let chunk = key.chunk(shift);
+                    match find_slot::<RefOf<C>>(node, chunk) {
+                        Some(child) => {
+                            loc = child;
+                            shift -= SPAN;
                         }
-                        let mem = &mut self.mem;
-                        let child = Self::chain(mem, key, shift - SPAN, slot_value);
-                        let child = stored(mem, child);
-                        Self::add_child(mem, loc, node, chunk, child, shift);
-                        break;
+                        None => {
+                            // Growing this inner node may move the slot
+                            // the hint points into.
+                            self.hint = InsertHint::NONE;
+                            if C::Memory::FALLIBLE {
+                                let mut needs = Needs::NONE;
+                                Self::chain_needs(&mut needs, shift - SPAN);
+                                Self::grow_needs(&mut needs, node, shift);
+                                slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
+                            }
+                            let mem = &mut self.mem;
+                            let child = Self::chain(mem, key, shift - SPAN, slot_value);
+                            let child = stored(mem, child);
+                            Self::add_child(mem, loc, node, chunk, child, shift);
+                            self.len += 1;
+                            return Ok(LayoutOf::<C>::absent());
+                        }
                     }
                 }
             }
-        }
-        self.len += 1;
-        Ok(LayoutOf::<C>::absent())
+            if self.root_shift > 0 {
+                self.hint = InsertHint { prefix, slot: loc };
+            }
+            loc
+        };
+        // SAFETY: `loc` holds the live last-level node for this key's
+        // prefix: found by the descent, or the hint's (valid as argued above).
+        let old = unsafe { Self::insert_at_leaf(&mut self.mem, loc, key, slot_value, on_replace)? };
+        self.len += usize::from(old.is_none());
+        Ok(old.unwrap_or_else(LayoutOf::<C>::absent))
     }
 
     /// Stores `slot_value` under `key` in the last-level node held at
@@ -714,7 +719,6 @@ impl<C: Config> RawTree<C> {
     /// The memory back end could not provide the smaller node a sparse
     /// node shrinks into. Nothing changed.
     pub(crate) fn try_remove(&mut self, key: C::Key) -> Result<OldOf<C>, MemError<C>> {
-        self.last_leaf = None;
         let absent = LayoutOf::<C>::absent;
         let Some(_) = self.root else {
             return Ok(absent());
@@ -744,14 +748,18 @@ impl<C: Config> RawTree<C> {
                 }
             }
             let leaf_node = resolve(&self.mem, loc.read());
-            if find_slot::<SlotOf<C>>(leaf_node, key.chunk(0)).is_none() {
-                return Ok(absent());
-            }
             if C::Memory::FALLIBLE {
+                // Reserve before the first change, which needs a search
+                // of its own here.
+                if find_slot::<SlotOf<C>>(leaf_node, key.chunk(0)).is_none() {
+                    return Ok(absent());
+                }
                 Self::reserve_shrink(&mut self.mem, &path[..=depth])?;
             }
             let mem = &mut self.mem;
-            let slot = remove_entry::<SlotOf<C>>(leaf_node, key.chunk(0));
+            let Some(slot) = remove_entry::<SlotOf<C>>(leaf_node, key.chunk(0)) else {
+                return Ok(absent());
+            };
             let mut level = depth;
             let mut shift = 0;
             loop {
@@ -772,19 +780,27 @@ impl<C: Config> RawTree<C> {
                 level -= 1;
                 shift += SPAN;
                 let parent = resolve(mem, path[level].assume_init().read());
-                remove_entry::<RefOf<C>>(parent, key.chunk(shift));
+                remove_entry::<RefOf<C>>(parent, key.chunk(shift))
+                    .expect("the child is in its parent");
             }
-            slot
+            (slot, level < depth)
         };
+        let (slot, inner_changed) = slot;
         self.len -= 1;
         // SAFETY: the slot value was moved out of its node and is consumed once.
         let old = unsafe { LayoutOf::<C>::take(slot, &mut self.mem) };
-        if self.len == 0 {
-            self.root = None;
-            // SAFETY: every node has been freed; none is used again.
-            unsafe { self.mem.release_all() };
-        } else {
-            self.drop_levels();
+        // Only a freed node changes the levels above it: its parent loses
+        // an entry (and may shrink, moving the slot the insert hint points
+        // into), and the root may be left with a single child at chunk 0.
+        if inner_changed || self.len == 0 {
+            self.hint = InsertHint::NONE;
+            if self.len == 0 {
+                self.root = None;
+                // SAFETY: every node has been freed; none is used again.
+                unsafe { self.mem.release_all() };
+            } else {
+                self.drop_levels();
+            }
         }
         Ok(old)
     }
@@ -824,7 +840,7 @@ impl<C: Config> RawTree<C> {
     pub fn clear(&mut self) {
         // Detach first: if a value's `Drop` panics, the rest leak rather
         // than being dropped twice.
-        self.last_leaf = None;
+        self.hint = InsertHint::NONE;
         let root = self.root.take();
         self.len = 0;
         // Visit the slots only for values to drop or leaves the back end
@@ -1049,11 +1065,14 @@ unsafe fn insert_entry<S>(node: NodePtr, chunk: u8, value: S) {
     unsafe { dispatch!(node.kind(), K => K::insert::<S>(node.addr(), chunk, value)) }
 }
 
+/// Removes `chunk` from `node`, returning its slot value (`None` if it was
+/// absent).
+///
 /// # Safety
 ///
-/// `node` is live with slots `S` and holds `chunk`.
+/// `node` is live with slots `S`.
 #[inline(always)]
-unsafe fn remove_entry<S>(node: NodePtr, chunk: u8) -> S {
+unsafe fn remove_entry<S>(node: NodePtr, chunk: u8) -> Option<S> {
     // SAFETY: forwarded contract.
     unsafe { dispatch!(node.kind(), K => K::remove::<S>(node.addr(), chunk)) }
 }

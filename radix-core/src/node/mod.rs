@@ -288,12 +288,14 @@ pub(crate) trait NodeKind {
     /// As [`NodeKind::find`]; also `chunk` is absent and the node has room.
     unsafe fn insert<S>(node: NonNull<u8>, chunk: u8, value: S);
 
-    /// Removes `chunk` and returns its slot value.
+    /// Removes `chunk` and returns its slot value, or `None` (and no
+    /// change) when it is absent: one search where a removal that checks
+    /// first would make two.
     ///
     /// # Safety
     ///
-    /// As [`NodeKind::find`]; also `chunk` is present.
-    unsafe fn remove<S>(node: NonNull<u8>, chunk: u8) -> S;
+    /// As [`NodeKind::find`].
+    unsafe fn remove<S>(node: NonNull<u8>, chunk: u8) -> Option<S>;
 
     /// The walk position of the first entry whose chunk is `>= chunk`.
     ///

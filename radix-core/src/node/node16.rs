@@ -34,6 +34,13 @@ impl ChunkSearch for Node16 {
     }
 
     #[inline(always)]
+    unsafe fn pad(chunks: NonNull<u8>, from: usize, chunk: u8) {
+        // SAFETY: the caller's contract: a whole 32-byte array.
+        let group = unsafe { chunks.cast::<[u8; simd::GROUP_BYTES]>().as_mut() };
+        simd::pad(group, from, chunk);
+    }
+
+    #[inline(always)]
     fn lower_bound(chunks: NonNull<u8>, count: usize, chunk: u8) -> usize {
         // SAFETY: as in `find`.
         let group = unsafe { chunks.cast::<[u8; simd::GROUP_BYTES]>().as_ref() };

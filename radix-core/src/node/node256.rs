@@ -85,18 +85,23 @@ impl NodeKind for Node256 {
     }
 
     #[inline]
-    unsafe fn remove<S>(node: NonNull<u8>, chunk: u8) -> S {
+    unsafe fn remove<S>(node: NonNull<u8>, chunk: u8) -> Option<S> {
         let chunk = chunk as usize;
-        // SAFETY: caller's contract: the chunk's slot is in use.
+        // SAFETY: caller's contract; a set bit marks a slot in use.
         unsafe {
             let word = bitmap_word(node, chunk);
-            word.write(word.read() & !(1u64 << (chunk % 64)));
+            let bits = word.read();
+            let bit = 1u64 << (chunk % 64);
+            if bits & bit == 0 {
+                return None;
+            }
+            word.write(bits & !bit);
             (*header(node).as_ptr()).count -= 1;
             let slot = slot_ptr::<S>(node, Self::INDEX_END, chunk);
             let value = slot.read();
             // Keeps an inner node's absent children null (module docs).
             slot.write_bytes(0, 1);
-            value
+            Some(value)
         }
     }
 

@@ -86,16 +86,20 @@ impl NodeKind for Node48 {
     }
 
     #[inline]
-    unsafe fn remove<S>(node: NonNull<u8>, chunk: u8) -> S {
-        // SAFETY: caller's contract: `chunk` is mapped to a used slot.
+    unsafe fn remove<S>(node: NonNull<u8>, chunk: u8) -> Option<S> {
+        // SAFETY: caller's contract; a mapped chunk's slot is in use.
         unsafe {
             let entry = map(node).add(chunk as usize);
-            let idx = entry.read() as usize;
+            let idx = entry.read();
+            if idx == EMPTY {
+                return None;
+            }
+            let idx = idx as usize;
             debug_assert!(idx < 64);
             entry.write(EMPTY);
             isset(node).write(isset(node).read() & !(1u64 << idx));
             (*header(node).as_ptr()).count -= 1;
-            slot_ptr::<S>(node, Self::INDEX_END, idx).read()
+            Some(slot_ptr::<S>(node, Self::INDEX_END, idx).read())
         }
     }
 

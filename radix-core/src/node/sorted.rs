@@ -32,12 +32,21 @@ pub(crate) trait ChunkSearch {
     const CHUNKS: usize;
     /// Index of `chunk` in the padded array of a non-empty node.
     fn find(chunks: NonNull<u8>, chunk: u8) -> Option<usize>;
-    /// [`find`](Self::find) without a branch: whether `chunk` is there,
-    /// and its index if so, else 0.
+    /// [`find`](Self::find) in the form a lookup wants: whether `chunk` is
+    /// there, and its index if so (else any index). Branch-free where the
+    /// kind's search is; see each kind for why it is or is not.
     fn position(chunks: NonNull<u8>, chunk: u8) -> (bool, usize);
     /// Index of the first of the `count` chunks of a padded array that is
     /// `>= chunk` (`count` when there is none).
     fn lower_bound(chunks: NonNull<u8>, count: usize, chunk: u8) -> usize;
+    /// Sets every byte of the array from `from` on to `chunk`, in a fixed
+    /// number of instructions (a `write_bytes` of a run-time length is a
+    /// call to `memset`).
+    ///
+    /// # Safety
+    ///
+    /// `chunks` is a whole chunk array of this kind; `from <= CHUNKS`.
+    unsafe fn pad(chunks: NonNull<u8>, from: usize, chunk: u8);
 }
 
 #[inline(always)]
@@ -137,7 +146,7 @@ pub(crate) unsafe fn insert<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8, val
             chunks.add(pos).write(chunk);
         } else {
             // A new last chunk: it is also the new padding.
-            chunks.add(n).write_bytes(chunk, K::CHUNKS - n);
+            K::pad(chunks, n, chunk);
         }
         slot_ptr::<S>(node, index_end::<K>(), pos).write(value);
         (*header(node).as_ptr()).count = (n + 1) as u16;
@@ -146,24 +155,28 @@ pub(crate) unsafe fn insert<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8, val
 
 /// # Safety
 ///
-/// As [`find`]; `chunk` is present.
+/// As [`find`].
 #[inline]
-pub(crate) unsafe fn remove<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8) -> S {
-    // SAFETY: caller's contract; `pos < count`.
+pub(crate) unsafe fn remove<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8) -> Option<S> {
+    // SAFETY: caller's contract; a match in the padded array is below the
+    // count.
     unsafe {
         let n = count(node);
         let chunks = chunks(node);
-        let pos = K::find(chunks, chunk).expect("removed chunk is present");
+        let pos = K::find(chunks, chunk)?;
         let slot = slot_ptr::<S>(node, index_end::<K>(), pos);
         let value = slot.read();
-        chunks.add(pos + 1).copy_to(chunks.add(pos), n - pos - 1);
+        let after = n - pos - 1;
+        if after > 0 {
+            chunks.add(pos + 1).copy_to(chunks.add(pos), after);
+            slot.add(1).copy_to(slot, after);
+        }
         // Pad from the new count with the new last chunk (any byte when the
         // node is now empty: it is freed without another search).
         let last = if n > 1 { chunks.add(n - 2).read() } else { 0 };
-        chunks.add(n - 1).write_bytes(last, K::CHUNKS - (n - 1));
-        slot.add(1).copy_to(slot, n - pos - 1);
+        K::pad(chunks, n - 1, last);
         (*header(node).as_ptr()).count = (n - 1) as u16;
-        value
+        Some(value)
     }
 }
 
@@ -281,7 +294,7 @@ macro_rules! sorted_node_kind {
                 unsafe { $crate::node::sorted::insert::<$ty, S>(node, chunk, value) }
             }
             #[inline(always)]
-            unsafe fn remove<S>(node: NonNull<u8>, chunk: u8) -> S {
+            unsafe fn remove<S>(node: NonNull<u8>, chunk: u8) -> Option<S> {
                 // SAFETY: forwarded contract.
                 unsafe { $crate::node::sorted::remove::<$ty, S>(node, chunk) }
             }

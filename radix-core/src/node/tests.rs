@@ -139,7 +139,10 @@ fn exercise<K: NodeKind>(capacity: usize, chunks: &[u8], hooks: &Hooks) {
         // bug looped forever here).
         for round in 0..3 {
             for &c in &inserted {
-                assert_eq!(K::remove::<u64>(node, c), c as u64 * 3 + 1);
+                assert_eq!(K::remove::<u64>(node, c), Some(c as u64 * 3 + 1));
+                if count(node) > 0 {
+                    assert_eq!(K::remove::<u64>(node, c), None, "removed twice");
+                }
                 check();
                 assert!(find_any::<K>(node, c).is_none(), "round {round}");
                 K::insert::<u64>(node, c, c as u64 * 3 + 1);
@@ -148,7 +151,7 @@ fn exercise<K: NodeKind>(capacity: usize, chunks: &[u8], hooks: &Hooks) {
             }
         }
         for (i, &c) in inserted.iter().enumerate() {
-            K::remove::<u64>(node, c);
+            assert!(K::remove::<u64>(node, c).is_some());
             assert_eq!(count(node), inserted.len() - i - 1);
             check();
             assert!(find_any::<K>(node, c).is_none());

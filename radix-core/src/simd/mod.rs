@@ -99,6 +99,16 @@ pub fn position(chunks: &[u8; GROUP_BYTES], key: u8) -> (bool, usize) {
     )
 }
 
+/// Sets `chunks[from..]` to `key` (`from <= 32`), keeping the bytes
+/// before: how the padding is rewritten when a node gains or loses its last
+/// chunk. A fixed, branch-free blend, where `fill` of a run-time length is
+/// a call to `memset` and a byte loop becomes a chain of compares.
+#[inline(always)]
+pub fn pad(chunks: &mut [u8; GROUP_BYTES], from: usize, key: u8) {
+    debug_assert!(from <= GROUP_BYTES);
+    imp::pad(chunks, from, key)
+}
+
 /// Index of the first chunk `>= key` in a padded chunk array of `count`
 /// sorted chunks (module docs), or `count` if none is.
 #[inline(always)]
@@ -154,6 +164,21 @@ mod tests {
     /// Every SIMD path against the scalar one and the padded search
     /// against the reference, on every key and every count, including
     /// chunks with the high bit set (the signedness trap).
+    #[test]
+    fn pad_rewrites_exactly_the_tail() {
+        let original: [u8; GROUP_BYTES] = core::array::from_fn(|i| i as u8 * 3 + 1);
+        for from in 0..=GROUP_BYTES {
+            let mut vector = original;
+            pad(&mut vector, from, 0xEE);
+            let mut portable = original;
+            generic::pad(&mut portable, from, 0xEE);
+            let mut expected = original;
+            expected[from..].fill(0xEE);
+            assert_eq!(vector, expected, "from {from}");
+            assert_eq!(portable, expected, "from {from}");
+        }
+    }
+
     #[test]
     fn padded_search_on_every_count_and_key() {
         let full: Vec<u8> = (0..GROUP_BYTES as u8).map(|i| i * 8 + 1).collect(); // 1..=249

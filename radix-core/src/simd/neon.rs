@@ -50,3 +50,7 @@ pub fn ge_mask(chunks: &[u8; GROUP_BYTES], key: u8) -> u32 {
         to_mask(vcgeq_u8(lo, k)) | (to_mask(vcgeq_u8(hi, k)) << 16)
     }
 }
+
+/// `chunks[from..] = key`: the portable blend serves here (it is off the
+/// lookup path).
+pub use super::generic::pad;
