@@ -3,6 +3,8 @@
 //! - `RT-5/insert/F` and `RT-5/lookup/F`: WORKLOADS.md's RT-5
 //!   (`fixed_height_search`, 327,680 keys) at every fanout F, so each
 //!   node kind and size class is measured on its own;
+//! - `RT-6/churn/F`: RT-6 (`node48_churn`) at every fanout F, 100 rounds
+//!   of deletes and re-inserts per iteration (WORKLOADS.md: 10,000);
 //! - `layout/insert/L` and `layout/lookup/L`: the same keys (fanout 16)
 //!   with each value layout L: `embedded` (`u64` in the slot word), `leaf`
 //!   (`u64` in its own allocation), `inline` (a 24-byte value in leaf
@@ -13,7 +15,10 @@ mod common;
 
 use std::hint::black_box;
 
-use benches::workloads::rt::{fixed_height_keys, RT5_FANOUTS, RT5_KEYS};
+use benches::peers::project::ProjectMap;
+use benches::peers::RtMap;
+use benches::workloads::rt::{fixed_height_keys, RtData, RT5_FANOUTS, RT5_KEYS, RT6_FANOUTS};
+use benches::workloads::RtCase;
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use radix_core::value::VarBytes;
@@ -88,6 +93,26 @@ fn rt5(c: &mut Criterion) {
                 }
                 black_box(sum)
             })
+        });
+    }
+    group.finish();
+}
+
+/// RT-6 churn rounds per iteration.
+const RT6_ROUNDS: u64 = 100;
+
+fn rt6(c: &mut Criterion) {
+    let mut group = c.benchmark_group("RT-6");
+    common::configure(&mut group);
+    for fanout in RT6_FANOUTS {
+        let data = RtData::generate(&RtCase::Node48Churn {
+            fanout,
+            rounds: RT6_ROUNDS,
+        });
+        let mut map = ProjectMap::new();
+        data.load(&mut map);
+        group.bench_function(format!("churn/{fanout}"), |b| {
+            b.iter(|| black_box(data.churn(&mut map)))
         });
     }
     group.finish();
@@ -205,5 +230,5 @@ fn layouts(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(micro, rt5, layouts);
+criterion_group!(micro, rt5, rt6, layouts);
 criterion_main!(micro);
