@@ -17,6 +17,7 @@ impl ChunkSearch for Node16 {
     const KIND: Kind = Kind::N16;
     const PREFETCH_SLOTS: bool = true;
     const CHUNKS: usize = simd::GROUP_BYTES;
+    const BRANCH_FREE: bool = true;
 
     #[inline(always)]
     fn find(chunks: NonNull<u8>, chunk: u8) -> Option<usize> {

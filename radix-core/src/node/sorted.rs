@@ -30,6 +30,11 @@ pub(crate) trait ChunkSearch {
     const PREFETCH_SLOTS: bool;
     /// Length of the chunk array.
     const CHUNKS: usize;
+    /// Whether [`position`](Self::position) is branch-free. A lookup then
+    /// selects the slot or an absent word without a branch (see
+    /// [`find_child`]); a kind that searches by branches has already
+    /// decided, and reads its slot only when found.
+    const BRANCH_FREE: bool;
     /// Index of `chunk` in the padded array of a non-empty node.
     fn find(chunks: NonNull<u8>, chunk: u8) -> Option<usize>;
     /// [`find`](Self::find) in the form a lookup wants: whether `chunk` is
@@ -86,10 +91,13 @@ pub(crate) unsafe fn find<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8) -> Op
     }
 }
 
-/// The child reference for `chunk`, or `None`, with no branch on whether
-/// it is there (see [`child_or_absent`](super::child_or_absent)): the one
-/// branch left, on the result, comes after the load, so a lookup's next
-/// level can start before it resolves.
+/// The child reference for `chunk`, or `None`. A branch-free kind reads it
+/// with no branch on whether it is there (see
+/// [`child_or_absent`](super::child_or_absent)): the one branch left, on the
+/// result, comes after the load, so a lookup's next level can start before
+/// it resolves. A kind that searches by branches reads the slot behind
+/// them: selecting an address there would only add instructions to every
+/// miss.
 ///
 /// # Safety
 ///
@@ -99,9 +107,16 @@ pub(crate) unsafe fn find_child<K: ChunkSearch, R: StoredRef>(
     node: NonNull<u8>,
     chunk: u8,
 ) -> Option<R> {
-    let (found, i) = K::position(chunks(node), chunk);
-    // SAFETY: caller's contract; a found index is below the count.
-    unsafe { super::child_or_absent::<R>(node, index_end::<K>(), i, found) }
+    if K::BRANCH_FREE {
+        let (found, i) = K::position(chunks(node), chunk);
+        // SAFETY: caller's contract; a found index is below the count.
+        unsafe { super::child_or_absent::<R>(node, index_end::<K>(), i, found) }
+    } else {
+        let i = K::find(chunks(node), chunk)?;
+        // SAFETY: caller's contract; a found index is below the count, so
+        // its slot holds a live child reference.
+        Some(unsafe { slot_ptr::<R>(node, index_end::<K>(), i).read() })
+    }
 }
 
 /// Prefetches the slot array's lines after the first, for kinds that ask
