@@ -5,7 +5,8 @@
 //! - RT-1 to RT-4 at 1/50 of the default size (20,000 blocks or keys);
 //!   RT-5 at full size (327,680 keys) for fanouts 4, 48 and 256 (all nine
 //!   are in the `micro` bench, project only); RT-6 at fanout 120 with 100
-//!   churn rounds.
+//!   churn rounds; RT-7 (random `u128` keys) at 1/50 (20,000 keys) with
+//!   its WORKLOADS.md peers, `BTreeMap`, hashbrown and blart.
 //! - Every TS workload at 1/50 (20,000 blocks: page patterns of up to
 //!   20,000 blocks, as TS-5 and TS-6 have, still repeat whole), phases
 //!   load, lookup (ordered, shuffled) and iterate.
@@ -22,8 +23,9 @@ mod common;
 
 use std::hint::black_box;
 
-use benches::peers::{self, DeadTidSet, RtMap, RtVisitor, TsVisitor};
+use benches::peers::{self, DeadTidSet, Rt128Visitor, RtMap, RtVisitor, TsVisitor};
 use benches::workloads::rt::RtData;
+use benches::workloads::rt128::Rt128Data;
 use benches::workloads::ts::{iterate, Order, TsData};
 use benches::workloads::{self, Case, RtCase, Size, Sizing, Variant};
 use criterion::measurement::WallTime;
@@ -130,6 +132,57 @@ fn rt(c: &mut Criterion) {
     }
 }
 
+/// Registers one RT-7 structure's load and search in a group.
+struct BenchRt128<'g, 'c, 'd> {
+    group: &'g mut BenchmarkGroup<'c, WallTime>,
+    data: &'d Rt128Data,
+}
+
+impl Rt128Visitor for BenchRt128<'_, '_, '_> {
+    type Output = ();
+
+    fn visit<M: RtMap<u128>>(self) {
+        let Self { group, data } = self;
+        group.bench_function(format!("load/{}", M::NAME), |b| {
+            b.iter_with_large_drop(|| {
+                let mut map = M::new();
+                black_box(data.load(&mut map));
+                map
+            })
+        });
+        let mut map = M::new();
+        data.load(&mut map);
+        let expected = data.lookups();
+        group.bench_function(format!("search/{}", M::NAME), |b| {
+            b.iter(|| {
+                let (hits, sum) = data.search(&map);
+                assert_eq!(hits, expected, "{} gave wrong hits", M::NAME);
+                black_box(sum)
+            })
+        });
+    }
+}
+
+fn rt128(c: &mut Criterion) {
+    let sizing = Sizing::scaled(Size::Default, SCALE);
+    for case in workloads::parse("RT-7", sizing, Variant::default()).expect("RT-7") {
+        let Case::Rt128(rt) = case else { continue };
+        let data = Rt128Data::generate(&rt);
+        let mut group = c.benchmark_group(rt.id());
+        common::configure(&mut group);
+        for impl_name in peers::RT128_IMPLS {
+            peers::visit_rt128(
+                impl_name,
+                BenchRt128 {
+                    group: &mut group,
+                    data: &data,
+                },
+            );
+        }
+        group.finish();
+    }
+}
+
 /// Registers one TS structure's benchmarks in a group.
 struct BenchTs<'g, 'c, 'd> {
     group: &'g mut BenchmarkGroup<'c, WallTime>,
@@ -163,7 +216,10 @@ impl TsVisitor for BenchTs<'_, '_, '_> {
 
 fn ts(c: &mut Criterion) {
     let sizing = Sizing::scaled(Size::Default, SCALE);
-    for id in &workloads::DEFAULT_WORKLOADS[6..] {
+    for id in workloads::DEFAULT_WORKLOADS
+        .iter()
+        .filter(|id| id.starts_with("TS-"))
+    {
         for case in workloads::parse(id, sizing, Variant::default()).expect("a workload") {
             let Case::Ts(ts) = case else { continue };
             let data = TsData::prepare(&ts);
@@ -186,5 +242,5 @@ fn ts(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, rt, ts);
+criterion_group!(benches, rt, rt128, ts);
 criterion_main!(benches);

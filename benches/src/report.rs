@@ -266,6 +266,7 @@ impl CaseResult {
         let mut out = String::new();
         let name = match &self.case {
             Case::Rt(rt) => format!("{} {}", rt.id(), rt.name()),
+            Case::Rt128(rt) => format!("{} {}", rt.id(), rt.name()),
             Case::Ts(ts) => ts.id.to_string(),
         };
         let _ = writeln!(out, "### {name} ({})", self.case.params());

@@ -10,11 +10,12 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use crate::alloc::{bytes_since, live_bytes};
-use crate::peers::{self, DeadTidSet, RtMap, RtVisitor, TsVisitor};
+use crate::peers::{self, DeadTidSet, Rt128Visitor, RtMap, RtVisitor, TsVisitor};
 use crate::report::{CaseResult, Rows, RtRow, TsRow};
 use crate::workloads::rt::RtData;
+use crate::workloads::rt128::Rt128Data;
 use crate::workloads::ts::{iterate, Order, TsData};
-use crate::workloads::{Case, RtCase, TsCase};
+use crate::workloads::{Case, Rt128Case, RtCase, TsCase};
 
 /// What the runner tells its caller while it works.
 #[derive(Debug, Clone, Copy)]
@@ -65,6 +66,7 @@ impl RunOptions {
     pub fn select(&self, case: &Case) -> Vec<&'static str> {
         let all: &[&'static str] = match case {
             Case::Rt(_) => &peers::RT_IMPLS,
+            Case::Rt128(_) => &peers::RT128_IMPLS,
             Case::Ts(_) => &peers::TS_IMPLS,
         };
         all.iter()
@@ -79,7 +81,9 @@ impl RunOptions {
     /// The chosen names that are no structure at all.
     pub fn unknown_impls(&self) -> Vec<String> {
         let known = |n: &String| {
-            peers::RT_IMPLS.contains(&n.as_str()) || peers::TS_IMPLS.contains(&n.as_str())
+            peers::RT_IMPLS.contains(&n.as_str())
+                || peers::RT128_IMPLS.contains(&n.as_str())
+                || peers::TS_IMPLS.contains(&n.as_str())
         };
         self.impls
             .iter()
@@ -101,6 +105,7 @@ pub fn run_case(case: &Case, opts: &RunOptions, events: &mut dyn FnMut(Event<'_>
     events(Event::Generating(case));
     match case {
         Case::Rt(rt) => run_rt(case, rt, opts, events),
+        Case::Rt128(rt) => run_rt128(case, rt, opts, events),
         Case::Ts(ts) => run_ts(case, ts, opts, events),
     }
 }
@@ -119,6 +124,33 @@ fn run_rt(
         events,
         |name| peers::visit_rt(name, MeasureRt { data: &data }).expect("a known name"),
         |row| check_rt(rt, &data, row),
+    );
+    let rows = runs.iter().map(|r| RtRow::median(r)).collect();
+    CaseResult {
+        case: case.clone(),
+        lookups: data.lookups(),
+        shuffled_lookups: None,
+        dead: None,
+        index: None,
+        rows: Rows::Rt(rows),
+        failures,
+    }
+}
+
+fn run_rt128(
+    case: &Case,
+    rt: &Rt128Case,
+    opts: &RunOptions,
+    events: &mut dyn FnMut(Event<'_>),
+) -> CaseResult {
+    let data = Rt128Data::generate(rt);
+    let (runs, failures) = measure_all(
+        case,
+        &opts.select(case),
+        opts,
+        events,
+        |name| peers::visit_rt128(name, MeasureRt128 { data: &data }).expect("a known name"),
+        |row| check_rt128(&data, row),
     );
     let rows = runs.iter().map(|r| RtRow::median(r)).collect();
     CaseResult {
@@ -211,24 +243,7 @@ impl RtVisitor for MeasureRt<'_> {
     fn visit<M: RtMap>(self) -> RtRow {
         let data = self.data;
         let before = live_bytes();
-        let start = Instant::now();
-        let mut map = M::new();
-        let inserts = data.load(&mut map);
-        let load_ms = ms_since(start);
-        black_box(inserts);
-        map.quiesce();
-
-        let mut row = RtRow {
-            impl_name: M::NAME,
-            nkeys: data.nkeys(),
-            mem_bytes: 0,
-            load_ms,
-            search_ms: None,
-            churn_ms: None,
-            hits: 0,
-            value_sum: 0,
-            present: None,
-        };
+        let (mut map, mut row) = measure_load::<u64, M>(data.nkeys(), |map| data.load(map));
         if matches!(data, RtData::Churn { .. }) {
             let start = Instant::now();
             row.hits = data.churn(&mut map);
@@ -240,15 +255,63 @@ impl RtVisitor for MeasureRt<'_> {
             row.value_sum = sum;
         } else {
             row.mem_bytes = memory(map.own_memory(), before);
-            let start = Instant::now();
-            let (hits, sum) = data.search(&map);
-            row.search_ms = Some(ms_since(start));
-            row.hits = black_box(hits);
-            row.value_sum = black_box(sum);
+            measure_search(&map, &mut row, |map| data.search(map));
         }
         drop(map);
         row
     }
+}
+
+/// Measures one RT-7 structure once.
+pub struct MeasureRt128<'a> {
+    /// The workload's data.
+    pub data: &'a Rt128Data,
+}
+
+impl Rt128Visitor for MeasureRt128<'_> {
+    type Output = RtRow;
+
+    fn visit<M: RtMap<u128>>(self) -> RtRow {
+        let data = self.data;
+        let before = live_bytes();
+        let (map, mut row) = measure_load::<u128, M>(data.nkeys(), |map| data.load(map));
+        row.mem_bytes = memory(map.own_memory(), before);
+        measure_search(&map, &mut row, |map| data.search(map));
+        drop(map);
+        row
+    }
+}
+
+/// Builds a map with `load` (timed, construction included) and starts its
+/// row: the load time, the key count, nothing else measured yet.
+fn measure_load<K: Copy, M: RtMap<K>>(nkeys: u64, load: impl FnOnce(&mut M) -> u64) -> (M, RtRow) {
+    let start = Instant::now();
+    let mut map = M::new();
+    let inserts = load(&mut map);
+    let load_ms = ms_since(start);
+    black_box(inserts);
+    map.quiesce();
+    let row = RtRow {
+        impl_name: M::NAME,
+        nkeys,
+        mem_bytes: 0,
+        load_ms,
+        search_ms: None,
+        churn_ms: None,
+        hits: 0,
+        value_sum: 0,
+        present: None,
+    };
+    (map, row)
+}
+
+/// Times `search` over `map` and records its hits and value sum in `row`.
+fn measure_search<M>(map: &M, row: &mut RtRow, search: impl FnOnce(&M) -> (u64, u64)) {
+    let start = Instant::now();
+    let (hits, sum) = search(map);
+    row.search_ms = Some(ms_since(start));
+    row.hits = black_box(hits);
+    row.value_sum = black_box(sum);
 }
 
 fn check_rt(case: &RtCase, data: &RtData, row: &RtRow) -> Result<(), String> {
@@ -267,6 +330,20 @@ fn check_rt(case: &RtCase, data: &RtData, row: &RtRow) -> Result<(), String> {
                 data.nkeys()
             ));
         }
+    }
+    if row.value_sum != data.expected_sum() {
+        return Err(format!(
+            "values found sum to {:#x}, expected {:#x}",
+            row.value_sum,
+            data.expected_sum()
+        ));
+    }
+    Ok(())
+}
+
+fn check_rt128(data: &Rt128Data, row: &RtRow) -> Result<(), String> {
+    if row.hits != data.lookups() {
+        return Err(format!("{} hits, expected {}", row.hits, data.lookups()));
     }
     if row.value_sum != data.expected_sum() {
         return Err(format!(

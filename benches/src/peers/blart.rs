@@ -1,19 +1,20 @@
-//! blart's `TreeMap<u64, u64>`: an adaptive radix tree with path
-//! compression, packaged as a `BTreeMap` replacement.
+//! blart's `TreeMap<u64, u64>` (and `TreeMap<u128, u64>` for RT-7): an
+//! adaptive radix tree with path compression, packaged as a `BTreeMap`
+//! replacement.
 //!
-//! The key type is `u64` as WORKLOADS.md names it. blart turns a `u64` into
-//! its native-endian bytes (little-endian here), so the tree branches on the
-//! low byte first; its big-endian fixed-length alternative
-//! (`Mapped<ToUBE, u64>`) would order keys numerically.
+//! The key types are `u64` and `u128` as WORKLOADS.md names them. blart
+//! turns an integer into its native-endian bytes (little-endian here), so
+//! the tree branches on the low byte first; its big-endian fixed-length
+//! alternative (`Mapped<ToUBE, u64>`) would order keys numerically.
 
-use ::blart::TreeMap;
+use ::blart::{AsBytes, NoPrefixesBytes, TreeMap};
 
 use super::RtMap;
 
-/// `blart::TreeMap<u64, u64>`.
-pub struct BlartMap(TreeMap<u64, u64>);
+/// `blart::TreeMap<K, u64>`, `K` being `u64` or `u128`.
+pub struct BlartMap<K: AsBytes = u64>(TreeMap<K, u64>);
 
-impl RtMap for BlartMap {
+impl<K: Copy + AsBytes + NoPrefixesBytes> RtMap<K> for BlartMap<K> {
     const NAME: &'static str = "blart";
 
     fn new() -> Self {
@@ -21,17 +22,17 @@ impl RtMap for BlartMap {
     }
 
     #[inline]
-    fn insert(&mut self, key: u64, value: u64) {
+    fn insert(&mut self, key: K, value: u64) {
         self.0.insert(key, value);
     }
 
     #[inline(always)]
-    fn get(&self, key: u64) -> Option<u64> {
+    fn get(&self, key: K) -> Option<u64> {
         self.0.get(&key).copied()
     }
 
     #[inline]
-    fn remove(&mut self, key: u64) -> bool {
+    fn remove(&mut self, key: K) -> bool {
         self.0.remove(&key).is_some()
     }
 }

@@ -1,5 +1,6 @@
-//! The standard library's B-trees: `BTreeMap<u64, u64>` for RT and
-//! `BTreeSet<u64>` over `(blk << 16) | off` for TS.
+//! The standard library's B-trees: `BTreeMap<u64, u64>` for RT (and
+//! `BTreeMap<u128, u64>` for RT-7) and `BTreeSet<u64>` over
+//! `(blk << 16) | off` for TS.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -7,11 +8,11 @@ use tidstore::Tid;
 
 use super::{group_by_block, tid_to_u64, DeadTidSet, RtMap};
 
-/// `std::collections::BTreeMap<u64, u64>`.
+/// `std::collections::BTreeMap<K, u64>`, `K` being `u64` or `u128`.
 #[derive(Debug, Default)]
-pub struct BTreeMapPeer(BTreeMap<u64, u64>);
+pub struct BTreeMapPeer<K = u64>(BTreeMap<K, u64>);
 
-impl RtMap for BTreeMapPeer {
+impl<K: Copy + Ord> RtMap<K> for BTreeMapPeer<K> {
     const NAME: &'static str = "btreemap";
 
     fn new() -> Self {
@@ -19,17 +20,17 @@ impl RtMap for BTreeMapPeer {
     }
 
     #[inline]
-    fn insert(&mut self, key: u64, value: u64) {
+    fn insert(&mut self, key: K, value: u64) {
         self.0.insert(key, value);
     }
 
     #[inline(always)]
-    fn get(&self, key: u64) -> Option<u64> {
+    fn get(&self, key: K) -> Option<u64> {
         self.0.get(&key).copied()
     }
 
     #[inline]
-    fn remove(&mut self, key: u64) -> bool {
+    fn remove(&mut self, key: K) -> bool {
         self.0.remove(&key).is_some()
     }
 }

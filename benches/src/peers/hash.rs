@@ -1,10 +1,12 @@
 //! hashbrown's hash table with foldhash's fast (non-DoS-resistant) hasher:
-//! `HashMap<u64, u64>` for RT and `HashSet<u64>` over `(blk << 16) | off`
-//! for TS.
+//! `HashMap<u64, u64>` for RT (and `HashMap<u128, u64>` for RT-7) and
+//! `HashSet<u64>` over `(blk << 16) | off` for TS.
 //!
 //! A hash set has no block order, so its TS iteration collects the values,
 //! sorts them and then groups them: that is what vacuum's heap pass would
 //! have to do with it, and the time includes it.
+
+use std::hash::Hash;
 
 use foldhash::fast::FixedState;
 use hashbrown::{HashMap, HashSet};
@@ -12,11 +14,12 @@ use tidstore::Tid;
 
 use super::{group_by_block, tid_to_u64, DeadTidSet, RtMap};
 
-/// `hashbrown::HashMap<u64, u64>` with foldhash's fixed-seed fast hasher.
+/// `hashbrown::HashMap<K, u64>` with foldhash's fixed-seed fast hasher, `K`
+/// being `u64` or `u128`.
 #[derive(Debug, Default)]
-pub struct HashbrownMap(HashMap<u64, u64, FixedState>);
+pub struct HashbrownMap<K = u64>(HashMap<K, u64, FixedState>);
 
-impl RtMap for HashbrownMap {
+impl<K: Copy + Eq + Hash> RtMap<K> for HashbrownMap<K> {
     const NAME: &'static str = "hashbrown";
 
     fn new() -> Self {
@@ -24,17 +27,17 @@ impl RtMap for HashbrownMap {
     }
 
     #[inline]
-    fn insert(&mut self, key: u64, value: u64) {
+    fn insert(&mut self, key: K, value: u64) {
         self.0.insert(key, value);
     }
 
     #[inline(always)]
-    fn get(&self, key: u64) -> Option<u64> {
+    fn get(&self, key: K) -> Option<u64> {
         self.0.get(&key).copied()
     }
 
     #[inline]
-    fn remove(&mut self, key: u64) -> bool {
+    fn remove(&mut self, key: K) -> bool {
         self.0.remove(&key).is_some()
     }
 }

@@ -1,7 +1,8 @@
 //! The structures measured: the project's and its peers, behind two small
 //! traits, one per workload family.
 //!
-//! - [`RtMap`]: a `u64 -> u64` map, for the radix tree workloads (RT-*).
+//! - [`RtMap`]: a `u64 -> u64` map, for the radix tree workloads RT-1 to
+//!   RT-6, and as `RtMap<u128>` a `u128 -> u64` map for RT-7;
 //! - [`DeadTidSet`]: a set of dead TIDs, for the TID store workloads (TS-*).
 //!
 //! One file per peer family. Every implementation is a thin adapter: the
@@ -33,8 +34,9 @@ pub mod sorted_vec;
 
 use tidstore::Tid;
 
-/// A map from `u64` to `u64`, as the RT workloads use it.
-pub trait RtMap {
+/// A map from `K` to `u64`, as the RT workloads use it: `u64` keys for
+/// RT-1 to RT-6, `u128` keys for RT-7.
+pub trait RtMap<K: Copy = u64> {
     /// The `impl` name in reports (`project`, `btreemap`, ...).
     const NAME: &'static str;
 
@@ -50,7 +52,7 @@ pub trait RtMap {
     fn new() -> Self;
 
     /// Inserts or replaces the value of `key`.
-    fn insert(&mut self, key: u64, value: u64);
+    fn insert(&mut self, key: K, value: u64);
 
     /// Inserts every pair of `pairs`, in order: the load phases' inserts
     /// for a [`BATCHED`](Self::BATCHED) map.
@@ -58,7 +60,7 @@ pub trait RtMap {
     /// Provided as one [`insert`](Self::insert) per pair; a shared tree
     /// overrides it to take its write lock once per batch of pairs.
     #[inline(always)]
-    fn insert_each<I: IntoIterator<Item = (u64, u64)>>(&mut self, pairs: I) {
+    fn insert_each<I: IntoIterator<Item = (K, u64)>>(&mut self, pairs: I) {
         for (key, value) in pairs {
             self.insert(key, value);
         }
@@ -75,7 +77,7 @@ pub trait RtMap {
     /// inlines the structure's own lookup as far as its crate allows: the
     /// harness never decides for one structure and not another whether a
     /// lookup is a call.
-    fn get(&self, key: u64) -> Option<u64>;
+    fn get(&self, key: K) -> Option<u64>;
 
     /// Looks up `key(item)` for every item of `items`, in order, and gives
     /// `found` each item with its answer: the search phases' lookups for a
@@ -88,7 +90,7 @@ pub trait RtMap {
     fn get_each<T: Copy>(
         &self,
         items: &[T],
-        key: impl Fn(T) -> u64,
+        key: impl Fn(T) -> K,
         mut found: impl FnMut(T, Option<u64>),
     ) {
         for &item in items {
@@ -97,7 +99,7 @@ pub trait RtMap {
     }
 
     /// Removes `key`; whether it was present.
-    fn remove(&mut self, key: u64) -> bool;
+    fn remove(&mut self, key: K) -> bool;
 
     /// A point between batches of operations where no reference into the
     /// map is held. An epoch-based map (congee) reclaims retired nodes
@@ -213,12 +215,21 @@ where
 pub const RT_IMPLS: [&str; 8] = [
     project::ProjectMap::NAME,
     shared::ProjectSharedMap::NAME,
-    blart::BlartMap::NAME,
+    <blart::BlartMap as RtMap>::NAME,
     congee::CongeeMap::NAME,
     rart::RartMap::NAME,
-    btree::BTreeMapPeer::NAME,
-    hash::HashbrownMap::NAME,
+    <btree::BTreeMapPeer as RtMap>::NAME,
+    <hash::HashbrownMap as RtMap>::NAME,
     sorted_vec::SortedVecMap::NAME,
+];
+
+/// Every RT-7 (`u128` key) structure's name, project first, in report
+/// order: the peers WORKLOADS.md names for it.
+pub const RT128_IMPLS: [&str; 4] = [
+    project::ProjectMap128::NAME,
+    <blart::BlartMap<u128> as RtMap<u128>>::NAME,
+    <btree::BTreeMapPeer<u128> as RtMap<u128>>::NAME,
+    <hash::HashbrownMap<u128> as RtMap<u128>>::NAME,
 ];
 
 /// Every TS structure's name, project first, in report order.
@@ -255,6 +266,15 @@ pub trait RtVisitor {
     fn visit<M: RtMap>(self) -> Self::Output;
 }
 
+/// Work to do with one RT-7 structure type (`u128` keys), chosen at run
+/// time by name through [`visit_rt128`].
+pub trait Rt128Visitor {
+    /// What the work returns.
+    type Output;
+    /// Does the work with map type `M`.
+    fn visit<M: RtMap<u128>>(self) -> Self::Output;
+}
+
 /// Work to do with one TS structure type, chosen at run time by name
 /// through [`visit_ts`].
 pub trait TsVisitor {
@@ -270,12 +290,28 @@ pub fn visit_rt<V: RtVisitor>(name: &str, visitor: V) -> Option<V::Output> {
     Some(match name {
         project::ProjectMap::NAME => visitor.visit::<project::ProjectMap>(),
         shared::ProjectSharedMap::NAME => visitor.visit::<shared::ProjectSharedMap>(),
-        blart::BlartMap::NAME => visitor.visit::<blart::BlartMap>(),
+        <blart::BlartMap as RtMap>::NAME => visitor.visit::<blart::BlartMap>(),
         congee::CongeeMap::NAME => visitor.visit::<congee::CongeeMap>(),
         rart::RartMap::NAME => visitor.visit::<rart::RartMap>(),
-        btree::BTreeMapPeer::NAME => visitor.visit::<btree::BTreeMapPeer>(),
-        hash::HashbrownMap::NAME => visitor.visit::<hash::HashbrownMap>(),
+        <btree::BTreeMapPeer as RtMap>::NAME => visitor.visit::<btree::BTreeMapPeer>(),
+        <hash::HashbrownMap as RtMap>::NAME => visitor.visit::<hash::HashbrownMap>(),
         sorted_vec::SortedVecMap::NAME => visitor.visit::<sorted_vec::SortedVecMap>(),
+        _ => return None,
+    })
+}
+
+/// Runs `visitor` with the RT-7 structure called `name` (one of
+/// [`RT128_IMPLS`]); `None` for an unknown name.
+pub fn visit_rt128<V: Rt128Visitor>(name: &str, visitor: V) -> Option<V::Output> {
+    Some(match name {
+        project::ProjectMap128::NAME => visitor.visit::<project::ProjectMap128>(),
+        <blart::BlartMap<u128> as RtMap<u128>>::NAME => visitor.visit::<blart::BlartMap<u128>>(),
+        <btree::BTreeMapPeer<u128> as RtMap<u128>>::NAME => {
+            visitor.visit::<btree::BTreeMapPeer<u128>>()
+        }
+        <hash::HashbrownMap<u128> as RtMap<u128>>::NAME => {
+            visitor.visit::<hash::HashbrownMap<u128>>()
+        }
         _ => return None,
     })
 }

@@ -1,5 +1,6 @@
-//! The project's structures: a `radix_tree!` map with the default layout
-//! (values embedded in the slot word) and the insert-only [`TidStore`].
+//! The project's structures: `radix_tree!` maps with the default layout
+//! (values embedded in the slot word), `u64` keys and, for RT-7, `u128`
+//! keys, and the insert-only [`TidStore`].
 
 use tidstore::{Tid, TidStore};
 
@@ -36,6 +37,45 @@ impl RtMap for ProjectMap {
 
     #[inline]
     fn remove(&mut self, key: u64) -> bool {
+        self.0.remove(key).is_some()
+    }
+
+    fn own_memory(&self) -> Option<usize> {
+        Some(self.0.memory_usage())
+    }
+}
+
+radix_core::radix_tree! {
+    /// The project's tree for RT-7: `u128 -> u64`, default layout and size
+    /// classes.
+    pub struct ProjectTree128 {
+        key: u128,
+        value: u64,
+    }
+}
+
+/// [`ProjectTree128`] as an `RtMap<u128>`.
+pub struct ProjectMap128(ProjectTree128);
+
+impl RtMap<u128> for ProjectMap128 {
+    const NAME: &'static str = "project";
+
+    fn new() -> Self {
+        Self(ProjectTree128::new())
+    }
+
+    #[inline]
+    fn insert(&mut self, key: u128, value: u64) {
+        self.0.insert(key, value);
+    }
+
+    #[inline(always)]
+    fn get(&self, key: u128) -> Option<u64> {
+        self.0.get(key).copied()
+    }
+
+    #[inline]
+    fn remove(&mut self, key: u128) -> bool {
         self.0.remove(key).is_some()
     }
 

@@ -2,19 +2,22 @@
 //! measured phases.
 //!
 //! - [`rt`]: the radix tree workloads RT-1 to RT-6 (`u64 -> u64` maps);
+//! - [`rt128`]: RT-7, random `u128` keys (`u128 -> u64` maps);
 //! - [`ts`]: the TID store workloads TS-1 to TS-8, TS-D and TS-S.
 //!
 //! A workload id on the command line may name a variant after a colon:
 //! `RT-4:0xFFFFFF` (a filter), `RT-5:16` (a fanout), `RT-6:15`, or `:all`
 //! for every variant WORKLOADS.md lists. Without one, RT-4 runs its default
-//! filter, RT-5 every fanout, and RT-6 fanout 120.
+//! filter, RT-5 every fanout, and RT-6 fanout 120. RT-7 takes no variant.
 
 pub mod rt;
+pub mod rt128;
 pub mod ts;
 
 use std::fmt;
 
 pub use rt::RtCase;
+pub use rt128::Rt128Case;
 pub use ts::TsCase;
 
 /// WORKLOADS.md's size column.
@@ -23,8 +26,8 @@ pub enum Size {
     /// The default parameters.
     #[default]
     Default,
-    /// The large parameters, where WORKLOADS.md gives them (RT-1 to RT-4
-    /// and TS-S); the others keep their default.
+    /// The large parameters, where WORKLOADS.md gives them (RT-1 to RT-4,
+    /// RT-7 and TS-S); the others keep their default.
     Large,
 }
 
@@ -79,8 +82,10 @@ impl Sizing {
 /// One workload with all its parameters fixed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Case {
-    /// A radix tree workload.
+    /// A radix tree workload with `u64` keys (RT-1 to RT-6).
     Rt(RtCase),
+    /// The radix tree workload with `u128` keys (RT-7).
+    Rt128(Rt128Case),
     /// A TID store workload.
     Ts(TsCase),
 }
@@ -90,6 +95,7 @@ impl Case {
     pub fn id(&self) -> &'static str {
         match self {
             Case::Rt(c) => c.id(),
+            Case::Rt128(c) => c.id(),
             Case::Ts(c) => c.id,
         }
     }
@@ -98,6 +104,7 @@ impl Case {
     pub fn params(&self) -> String {
         match self {
             Case::Rt(c) => c.params(),
+            Case::Rt128(c) => c.params(),
             Case::Ts(c) => c.params(),
         }
     }
@@ -110,9 +117,9 @@ impl fmt::Display for Case {
 }
 
 /// The ids run when none are named: every RT and TS workload.
-pub const DEFAULT_WORKLOADS: [&str; 16] = [
-    "RT-1", "RT-2", "RT-3", "RT-4", "RT-5", "RT-6", "TS-1", "TS-2", "TS-3", "TS-4", "TS-5", "TS-6",
-    "TS-7", "TS-8", "TS-D", "TS-S",
+pub const DEFAULT_WORKLOADS: [&str; 17] = [
+    "RT-1", "RT-2", "RT-3", "RT-4", "RT-5", "RT-6", "RT-7", "TS-1", "TS-2", "TS-3", "TS-4", "TS-5",
+    "TS-6", "TS-7", "TS-8", "TS-D", "TS-S",
 ];
 
 /// Options that change a workload's data beyond its size.
@@ -130,7 +137,9 @@ pub fn parse(spec: &str, sizing: Sizing, variant: Variant) -> Result<Vec<Case>, 
         None => (spec, None),
     };
     let id = id.to_ascii_uppercase();
-    if id.starts_with("RT-") {
+    if id == "RT-7" {
+        rt128::case(arg, sizing).map(|c| vec![Case::Rt128(c)])
+    } else if id.starts_with("RT-") {
         rt::cases(&id, arg, sizing, variant).map(|v| v.into_iter().map(Case::Rt).collect())
     } else if id.starts_with("TS-") {
         if arg.is_some() {
@@ -178,6 +187,8 @@ mod tests {
         assert_eq!(parse("RT-5:48", s, v).unwrap().len(), 1);
         assert_eq!(parse("RT-6", s, v).unwrap().len(), 1);
         assert_eq!(parse("RT-6:all", s, v).unwrap().len(), 3);
+        assert_eq!(parse("rt-7", s, v).unwrap().len(), 1);
+        assert!(parse("RT-7:all", s, v).is_err());
         assert!(parse("RT-9", s, v).is_err());
         assert!(parse("TS-1:x", s, v).is_err());
         assert!(parse("XX", s, v).is_err());

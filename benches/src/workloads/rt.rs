@@ -291,21 +291,7 @@ impl RtData {
     }
 
     fn pairs(pairs: Vec<(u64, u64)>) -> Self {
-        // Sort (key, insert index) to find each key's last value and how
-        // many lookups ask for it.
-        let mut order: Vec<(u64, usize)> = pairs
-            .iter()
-            .enumerate()
-            .map(|(i, &(k, _))| (k, i))
-            .collect();
-        order.sort_unstable();
-        let mut nkeys = 0u64;
-        let mut expected_sum = 0u64;
-        for run in order.chunk_by(|a, b| a.0 == b.0) {
-            nkeys += 1;
-            let last_value = pairs[run[run.len() - 1].1].1;
-            expected_sum = expected_sum.wrapping_add(last_value.wrapping_mul(run.len() as u64));
-        }
+        let (nkeys, expected_sum) = pair_answers(&pairs);
         RtData::Pairs {
             nkeys,
             pairs,
@@ -383,6 +369,29 @@ impl RtData {
             _ => 0,
         }
     }
+}
+
+/// What a correct map answers after loading `pairs` in order and looking
+/// every key of them up in the same order: the number of distinct keys,
+/// and the wrapping sum of the values found (each key's last value, once
+/// per lookup of it).
+pub(crate) fn pair_answers<K: Copy + Ord>(pairs: &[(K, u64)]) -> (u64, u64) {
+    // Sort (key, insert index) to find each key's last value and how many
+    // lookups ask for it.
+    let mut order: Vec<(K, usize)> = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, &(k, _))| (k, i))
+        .collect();
+    order.sort_unstable();
+    let mut nkeys = 0u64;
+    let mut expected_sum = 0u64;
+    for run in order.chunk_by(|a, b| a.0 == b.0) {
+        nkeys += 1;
+        let last_value = pairs[run[run.len() - 1].1].1;
+        expected_sum = expected_sum.wrapping_add(last_value.wrapping_mul(run.len() as u64));
+    }
+    (nkeys, expected_sum)
 }
 
 /// RT-1/RT-2's walk: blocks `0..blocks` (each kept only when
@@ -530,10 +539,10 @@ pub fn search_tids<M: RtMap>(map: &M, lookups: &[u64]) -> u64 {
     hits
 }
 
-/// RT-3 to RT-6 load: insert every pair in order (a [`RtMap::BATCHED`]
+/// RT-3 to RT-7 load: insert every pair in order (a [`RtMap::BATCHED`]
 /// map through [`RtMap::insert_each`]).
 #[inline]
-pub fn load_pairs<M: RtMap>(map: &mut M, pairs: &[(u64, u64)]) -> u64 {
+pub fn load_pairs<K: Copy, M: RtMap<K>>(map: &mut M, pairs: &[(K, u64)]) -> u64 {
     if M::BATCHED {
         map.insert_each(pairs.iter().copied());
         map.seal();
@@ -546,11 +555,12 @@ pub fn load_pairs<M: RtMap>(map: &mut M, pairs: &[(u64, u64)]) -> u64 {
     pairs.len() as u64
 }
 
-/// RT-3 to RT-5 search: look up every key in insertion order; the number
-/// found, and the wrapping sum of their values. A [`RtMap::BATCHED`] map
-/// makes the same lookups through [`RtMap::get_each`].
+/// RT-3 to RT-5 and RT-7 search: look up every key in insertion order; the
+/// number found, and the wrapping sum of their values. A
+/// [`RtMap::BATCHED`] map makes the same lookups through
+/// [`RtMap::get_each`].
 #[inline]
-pub fn search_pairs<M: RtMap>(map: &M, pairs: &[(u64, u64)]) -> (u64, u64) {
+pub fn search_pairs<K: Copy, M: RtMap<K>>(map: &M, pairs: &[(K, u64)]) -> (u64, u64) {
     let mut hits = 0;
     let mut sum = 0u64;
     if M::BATCHED {
