@@ -75,13 +75,7 @@ impl RtVisitor for BenchRt<'_, '_, '_> {
         let Self { group, case, data } = self;
         // RT-2's load is RT-1's: measure it once.
         if !matches!(case, RtCase::ShuffleSearch { .. }) {
-            group.bench_function(format!("load/{}", M::NAME), |b| {
-                b.iter_with_large_drop(|| {
-                    let mut map = M::new();
-                    black_box(data.load(&mut map));
-                    map
-                })
-            });
+            bench_load(group, |map: &mut M| data.load(map));
         }
         let mut map = M::new();
         data.load(&mut map);
@@ -91,16 +85,41 @@ impl RtVisitor for BenchRt<'_, '_, '_> {
                 b.iter(|| black_box(data.churn(&mut map)))
             });
         } else {
-            let expected = data.expected_hits();
-            group.bench_function(format!("search/{}", M::NAME), |b| {
-                b.iter(|| {
-                    let (hits, sum) = data.search(&map);
-                    assert_eq!(hits, expected, "{} gave wrong hits", M::NAME);
-                    black_box(sum)
-                })
-            });
+            bench_search(group, &map, data.expected_hits(), |map| data.search(map));
         }
     }
+}
+
+/// Registers `load/IMPL`: a new map of type `M` loaded by `load`, the drop
+/// left out of the time.
+fn bench_load<K: Copy, M: RtMap<K>>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    load: impl Fn(&mut M) -> u64,
+) {
+    group.bench_function(format!("load/{}", M::NAME), |b| {
+        b.iter_with_large_drop(|| {
+            let mut map = M::new();
+            black_box(load(&mut map));
+            map
+        })
+    });
+}
+
+/// Registers `search/IMPL`: `search` over the loaded `map`, which must
+/// find `expected` hits.
+fn bench_search<K: Copy, M: RtMap<K>>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    map: &M,
+    expected: u64,
+    search: impl Fn(&M) -> (u64, u64),
+) {
+    group.bench_function(format!("search/{}", M::NAME), |b| {
+        b.iter(|| {
+            let (hits, sum) = search(map);
+            assert_eq!(hits, expected, "{} gave wrong hits", M::NAME);
+            black_box(sum)
+        })
+    });
 }
 
 fn rt(c: &mut Criterion) {
@@ -143,23 +162,10 @@ impl Rt128Visitor for BenchRt128<'_, '_, '_> {
 
     fn visit<M: RtMap<u128>>(self) {
         let Self { group, data } = self;
-        group.bench_function(format!("load/{}", M::NAME), |b| {
-            b.iter_with_large_drop(|| {
-                let mut map = M::new();
-                black_box(data.load(&mut map));
-                map
-            })
-        });
+        bench_load(group, |map: &mut M| data.load(map));
         let mut map = M::new();
         data.load(&mut map);
-        let expected = data.lookups();
-        group.bench_function(format!("search/{}", M::NAME), |b| {
-            b.iter(|| {
-                let (hits, sum) = data.search(&map);
-                assert_eq!(hits, expected, "{} gave wrong hits", M::NAME);
-                black_box(sum)
-            })
-        });
+        bench_search(group, &map, data.lookups(), |map| data.search(map));
     }
 }
 

@@ -117,24 +117,14 @@ fn run_rt(
     events: &mut dyn FnMut(Event<'_>),
 ) -> CaseResult {
     let data = RtData::generate(rt);
-    let (runs, failures) = measure_all(
+    run_maps(
         case,
-        &opts.select(case),
         opts,
         events,
+        data.lookups(),
         |name| peers::visit_rt(name, MeasureRt { data: &data }).expect("a known name"),
         |row| check_rt(rt, &data, row),
-    );
-    let rows = runs.iter().map(|r| RtRow::median(r)).collect();
-    CaseResult {
-        case: case.clone(),
-        lookups: data.lookups(),
-        shuffled_lookups: None,
-        dead: None,
-        index: None,
-        rows: Rows::Rt(rows),
-        failures,
-    }
+    )
 }
 
 fn run_rt128(
@@ -144,18 +134,31 @@ fn run_rt128(
     events: &mut dyn FnMut(Event<'_>),
 ) -> CaseResult {
     let data = Rt128Data::generate(rt);
-    let (runs, failures) = measure_all(
+    run_maps(
         case,
-        &opts.select(case),
         opts,
         events,
+        data.lookups(),
         |name| peers::visit_rt128(name, MeasureRt128 { data: &data }).expect("a known name"),
         |row| check_rt128(&data, row),
-    );
+    )
+}
+
+/// Measures every selected map (either key width) with `measure`, checks
+/// each run with `check`, and reports the medians.
+fn run_maps(
+    case: &Case,
+    opts: &RunOptions,
+    events: &mut dyn FnMut(Event<'_>),
+    lookups: u64,
+    measure: impl FnMut(&str) -> RtRow,
+    check: impl Fn(&RtRow) -> Result<(), String>,
+) -> CaseResult {
+    let (runs, failures) = measure_all(case, &opts.select(case), opts, events, measure, check);
     let rows = runs.iter().map(|r| RtRow::median(r)).collect();
     CaseResult {
         case: case.clone(),
-        lookups: data.lookups(),
+        lookups,
         shuffled_lookups: None,
         dead: None,
         index: None,
@@ -331,25 +334,22 @@ fn check_rt(case: &RtCase, data: &RtData, row: &RtRow) -> Result<(), String> {
             ));
         }
     }
-    if row.value_sum != data.expected_sum() {
-        return Err(format!(
-            "values found sum to {:#x}, expected {:#x}",
-            row.value_sum,
-            data.expected_sum()
-        ));
-    }
-    Ok(())
+    check_value_sum(row, data.expected_sum())
 }
 
 fn check_rt128(data: &Rt128Data, row: &RtRow) -> Result<(), String> {
     if row.hits != data.lookups() {
         return Err(format!("{} hits, expected {}", row.hits, data.lookups()));
     }
-    if row.value_sum != data.expected_sum() {
+    check_value_sum(row, data.expected_sum())
+}
+
+/// Whether the values a map found sum (wrapping) to `expected`.
+fn check_value_sum(row: &RtRow, expected: u64) -> Result<(), String> {
+    if row.value_sum != expected {
         return Err(format!(
-            "values found sum to {:#x}, expected {:#x}",
-            row.value_sum,
-            data.expected_sum()
+            "values found sum to {:#x}, expected {expected:#x}",
+            row.value_sum
         ));
     }
     Ok(())

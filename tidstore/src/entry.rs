@@ -221,10 +221,10 @@ impl EntryBuf {
             }
         }
         let base = NonNull::from(&mut self.words).cast::<u8>();
-        // SAFETY: the buffer is 8-aligned and large enough for a header and
-        // `MAX_WORDS` words; the header has no padding, and the `nwords`
-        // words after it were written above, so every byte of the entry is
-        // initialised; the entry borrows the buffer.
+        // The header has no padding, and the `nwords` words after it were
+        // written above, so every byte of the entry is initialised.
+        // SAFETY: the buffer is 8-aligned and holds a header and
+        // `MAX_WORDS` words; the entry borrows the buffer.
         unsafe {
             base.cast::<Header>().write(header);
             BlockEntry::from_bytes(base)

@@ -6,83 +6,65 @@ use tidstore::{Tid, TidStore};
 
 use super::{DeadTidSet, RtMap};
 
-radix_core::radix_tree! {
-    /// The project's tree for the RT workloads: `u64 -> u64`, default
-    /// layout and size classes.
-    pub struct ProjectTree {
-        key: u64,
-        value: u64,
-    }
+/// Declares a project tree (`KEY -> u64`, default layout and size classes)
+/// and its [`RtMap`] adapter: one per key width the RT workloads use.
+macro_rules! project_map {
+    ($(#[$doc:meta])* $tree:ident, $map:ident, $key:ident) => {
+        radix_core::radix_tree! {
+            $(#[$doc])*
+            pub struct $tree {
+                key: $key,
+                value: u64,
+            }
+        }
+
+        #[doc = concat!("[`", stringify!($tree), "`] as an `RtMap<", stringify!($key), ">`.")]
+        pub struct $map($tree);
+
+        impl RtMap<$key> for $map {
+            const NAME: &'static str = "project";
+
+            fn new() -> Self {
+                Self($tree::new())
+            }
+
+            #[inline]
+            fn insert(&mut self, key: $key, value: u64) {
+                self.0.insert(key, value);
+            }
+
+            #[inline(always)]
+            fn get(&self, key: $key) -> Option<u64> {
+                self.0.get(key).copied()
+            }
+
+            #[inline]
+            fn remove(&mut self, key: $key) -> bool {
+                self.0.remove(key).is_some()
+            }
+
+            fn own_memory(&self) -> Option<usize> {
+                Some(self.0.memory_usage())
+            }
+        }
+    };
 }
 
-/// [`ProjectTree`] as an [`RtMap`].
-pub struct ProjectMap(ProjectTree);
+project_map!(
+    /// The project's tree for RT-1 to RT-6: `u64 -> u64`, default layout
+    /// and size classes.
+    ProjectTree,
+    ProjectMap,
+    u64
+);
 
-impl RtMap for ProjectMap {
-    const NAME: &'static str = "project";
-
-    fn new() -> Self {
-        Self(ProjectTree::new())
-    }
-
-    #[inline]
-    fn insert(&mut self, key: u64, value: u64) {
-        self.0.insert(key, value);
-    }
-
-    #[inline(always)]
-    fn get(&self, key: u64) -> Option<u64> {
-        self.0.get(key).copied()
-    }
-
-    #[inline]
-    fn remove(&mut self, key: u64) -> bool {
-        self.0.remove(key).is_some()
-    }
-
-    fn own_memory(&self) -> Option<usize> {
-        Some(self.0.memory_usage())
-    }
-}
-
-radix_core::radix_tree! {
+project_map!(
     /// The project's tree for RT-7: `u128 -> u64`, default layout and size
     /// classes.
-    pub struct ProjectTree128 {
-        key: u128,
-        value: u64,
-    }
-}
-
-/// [`ProjectTree128`] as an `RtMap<u128>`.
-pub struct ProjectMap128(ProjectTree128);
-
-impl RtMap<u128> for ProjectMap128 {
-    const NAME: &'static str = "project";
-
-    fn new() -> Self {
-        Self(ProjectTree128::new())
-    }
-
-    #[inline]
-    fn insert(&mut self, key: u128, value: u64) {
-        self.0.insert(key, value);
-    }
-
-    #[inline(always)]
-    fn get(&self, key: u128) -> Option<u64> {
-        self.0.get(key).copied()
-    }
-
-    #[inline]
-    fn remove(&mut self, key: u128) -> bool {
-        self.0.remove(key).is_some()
-    }
-
-    fn own_memory(&self) -> Option<usize> {
-        Some(self.0.memory_usage())
-    }
-}
+    ProjectTree128,
+    ProjectMap128,
+    u128
+);
 
 /// The budget given to the project's store: 1 GiB, the limit of
 /// WORKLOADS.md's VAC-1 (it also sets the largest allocation block, a

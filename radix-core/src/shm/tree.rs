@@ -179,10 +179,10 @@ impl<C: Config<Memory = SharedMemory>> SharedTree<C> {
         let root = Offset::new(slot.root.load(Relaxed));
         let shift = slot.root_shift.load(Relaxed) as u32;
         let len = slot.len.load(Relaxed) as usize;
-        // SAFETY: the caller holds the tree's lock, and the guard that owns
-        // the view borrows `self`, which keeps the area mapped; the slot
-        // describes a live tree of this configuration (its fingerprint was
-        // checked at attach), which nobody changes while the lock is held.
+        // The slot's fingerprint was checked at attach, and the guard that
+        // owns the view borrows `self`, which keeps the area mapped.
+        // SAFETY: the caller holds the tree's lock, so the slot describes a
+        // live tree of this configuration that nobody changes meanwhile.
         let raw = unsafe {
             let mem = SharedMemory::new(&self.area.inner, slot);
             RawTree::from_parts(root, shift, len, mem)

@@ -157,10 +157,10 @@ unsafe impl<V: ?Sized + VarlenValue> ValueLayout for Varlen<V> {
         let mut word = MaybeUninit::<*mut u8>::uninit();
         if Self::embeds(len) {
             let dst = word.as_mut_ptr().cast::<u8>();
+            // A value of a whole word (the TID store's entries) is one
+            // unaligned load rather than a call to copy a run-time length.
             // SAFETY: `len <= WORD` bytes of the value are initialised; the
-            // word is zeroed first so all of it is initialised. A value of a
-            // whole word (the TID store's entries) is one unaligned load
-            // rather than a call to copy a run-time length.
+            // word is zeroed first so all of it is initialised.
             unsafe {
                 if len == WORD {
                     dst.cast::<[u8; WORD]>()
