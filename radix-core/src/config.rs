@@ -9,8 +9,62 @@
 
 use crate::key::Key;
 use crate::mem::{Memory, PoolSpec};
-use crate::node::{node_align, node_size, SizeClasses, MAX_CLASSES};
+use crate::node::{lazy_leaf_spec, node_align, node_size, SizeClasses, MAX_CLASSES};
 use crate::value::ValueLayout;
+
+/// Which of the ART paper's two space savings a tree applies to sparse
+/// keys (see [`crate::node`] for how each is laid out and checked).
+///
+/// | choice | a subtree holding one key | an inner node with one child |
+/// |---|---|---|
+/// | [`None`](Compression::None) | a chain of single-child nodes | kept |
+/// | [`Lazy`](Compression::Lazy) | one *lazy leaf*: the key and its value | kept |
+/// | [`Path`](Compression::Path) | a chain ending in one node | merged into its child, whose *prefix* records the skipped bytes |
+/// | [`Full`](Compression::Full) | one lazy leaf | merged into its child |
+///
+/// Dense keys (block numbers, row ids) have neither shape, so `None`
+/// serves them best: it is exactly the uncompressed engine, with no prefix
+/// word before each node and no test for a lazy leaf on each level.
+/// Random or hashed keys (`u64` ids, `u128` UUIDs) spend most of an
+/// uncompressed tree on single-child chains; `Full` removes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// Neither: one node per key byte, as PostgreSQL's tree.
+    None,
+    /// Lazy expansion only.
+    Lazy,
+    /// Path compression only.
+    Path,
+    /// Lazy expansion and path compression.
+    Full,
+}
+
+impl Compression {
+    /// Whether a subtree holding a single key is stored as a lazy leaf.
+    pub const fn lazy(self) -> bool {
+        matches!(self, Compression::Lazy | Compression::Full)
+    }
+
+    /// Whether single-child inner nodes are merged into their child.
+    pub const fn path(self) -> bool {
+        matches!(self, Compression::Path | Compression::Full)
+    }
+
+    /// Whether the tree is uncompressed.
+    pub const fn is_none(self) -> bool {
+        matches!(self, Compression::None)
+    }
+
+    /// The name the `radix_tree!` macro's `compression:` key takes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Lazy => "lazy",
+            Compression::Path => "path",
+            Compression::Full => "full",
+        }
+    }
+}
 
 /// Compile-time choices for one tree type.
 ///
@@ -46,7 +100,13 @@ pub trait Config: 'static {
     /// Whether `remove` is offered. The engine always has the code; the
     /// macro leaves the method out of the generated type when this is false.
     const DELETE: bool;
+    /// Lazy expansion and path compression; none unless chosen.
+    const COMPRESSION: Compression = Compression::None;
 }
+
+/// The most node pools any configuration has: inner and last-level pools
+/// per class, and the lazy leaves' pool.
+pub(crate) const MAX_POOLS: usize = 2 * MAX_CLASSES + 1;
 
 /// Configurations with `remove`: what a shared tree's write guard requires
 /// for its `remove`. The `radix_tree!` macro implements it when `delete` is
@@ -70,12 +130,47 @@ impl<C: Config> Pools<C> {
         && core::mem::align_of::<<C::Layout as ValueLayout>::Slot>()
             == core::mem::align_of::<RefOf<C>>();
 
-    /// Number of pools.
-    pub(crate) const COUNT: usize = if Self::SHARED {
+    /// Number of node pools (without the lazy leaves').
+    const NODE_POOLS: usize = if Self::SHARED {
         C::SIZE_CLASSES.len()
     } else {
         2 * C::SIZE_CLASSES.len()
     };
+
+    /// Number of pools.
+    pub(crate) const COUNT: usize = Self::NODE_POOLS + C::COMPRESSION.lazy() as usize;
+
+    /// Bytes in front of every node for its prefix word when path
+    /// compression is on (see [`crate::node::prefix`]): a key's width, at
+    /// least 8 and a multiple of every node alignment, so that the node
+    /// after it keeps its alignment. Zero otherwise.
+    pub(crate) const PREFIX: usize = if C::COMPRESSION.path() {
+        let word = if size_of::<C::Key>() > 8 {
+            size_of::<C::Key>()
+        } else {
+            8
+        };
+        let align = {
+            let (a, b) = (
+                node_align::<RefOf<C>>(),
+                node_align::<<C::Layout as ValueLayout>::Slot>(),
+            );
+            if a > b {
+                a
+            } else {
+                b
+            }
+        };
+        word.div_ceil(align) * align
+    } else {
+        0
+    };
+
+    /// Pool of the lazy leaves (only when lazy expansion is on).
+    #[inline(always)]
+    pub(crate) fn lazy() -> usize {
+        Self::NODE_POOLS
+    }
 
     /// Pool of an inner node of `class`.
     #[inline(always)]
@@ -104,19 +199,22 @@ impl<C: Config> Pools<C> {
     }
 
     /// The pool specifications, in pool order.
-    pub(crate) fn specs() -> ([PoolSpec; 2 * MAX_CLASSES], usize) {
+    pub(crate) fn specs() -> ([PoolSpec; MAX_POOLS], usize) {
         let classes = C::SIZE_CLASSES;
-        let mut specs = [PoolSpec { size: 0, align: 0 }; 2 * MAX_CLASSES];
+        let mut specs = [PoolSpec { size: 0, align: 0 }; MAX_POOLS];
         for class in 0..classes.len() {
             let (kind, cap) = (classes.kind(class), classes.capacity(class));
             specs[Self::inner(class)] = PoolSpec {
-                size: node_size::<RefOf<C>>(kind, cap),
+                size: Self::PREFIX + node_size::<RefOf<C>>(kind, cap),
                 align: node_align::<RefOf<C>>(),
             };
             specs[Self::leaf(class)] = PoolSpec {
-                size: node_size::<<C::Layout as ValueLayout>::Slot>(kind, cap),
+                size: Self::PREFIX + node_size::<<C::Layout as ValueLayout>::Slot>(kind, cap),
                 align: node_align::<<C::Layout as ValueLayout>::Slot>(),
             };
+        }
+        if C::COMPRESSION.lazy() {
+            specs[Self::lazy()] = lazy_leaf_spec::<C::Key, <C::Layout as ValueLayout>::Slot>();
         }
         (specs, Self::COUNT)
     }

@@ -19,10 +19,11 @@ use core::ptr::NonNull;
 use crate::config::Config;
 use crate::config::RefOf;
 use crate::key::{Key, SPAN};
-use crate::node::END;
+use crate::node::{lazy, END};
 use crate::ptr::NodePtr;
 use crate::tree::{
-    entry_at, entry_before, resolve, seek, LayoutOf, RawTree, SlotOf, ValueOf, MAX_LEVELS,
+    entry_at, entry_before, node_key, node_shift, resolve, seek, LayoutOf, RawTree, SlotOf,
+    ValueOf, MAX_LEVELS,
 };
 use crate::value::ValueLayout;
 
@@ -32,6 +33,8 @@ struct Frame {
     /// Forwards: the next position to visit. Backwards: the position the
     /// next entry must lie before.
     pos: u16,
+    /// The shift of the chunk the node consumes.
+    shift: u32,
 }
 
 /// A position in the ascending (or descending) walk of a tree.
@@ -40,8 +43,11 @@ struct Cursor<C: Config> {
     /// Frames in use; 0 when the walk is over.
     depth: usize,
     root_shift: u32,
-    /// The key being assembled, chunk by chunk, along the current path.
+    /// The key being assembled along the current path: every bit above the
+    /// top frame's chunk.
     key: C::Key,
+    /// A tree that is one lazy leaf: its leaf, until produced.
+    lazy_root: Option<NodePtr>,
 }
 
 impl<C: Config> Clone for Cursor<C> {
@@ -52,6 +58,22 @@ impl<C: Config> Clone for Cursor<C> {
 
 impl<C: Config> Copy for Cursor<C> {}
 
+/// The key and value slot of lazy leaf `leaf`.
+///
+/// # Safety
+///
+/// `leaf` is a live lazy leaf of a tree of configuration `C`.
+#[inline(always)]
+unsafe fn lazy_entry<C: Config>(leaf: NodePtr) -> (C::Key, NonNull<SlotOf<C>>) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        (
+            lazy::key::<C::Key, SlotOf<C>>(leaf.addr()),
+            lazy::slot::<C::Key, SlotOf<C>>(leaf.addr()),
+        )
+    }
+}
+
 impl<C: Config> Cursor<C> {
     /// A cursor over the whole tree, its root frame starting at `start`.
     fn at_root(tree: &RawTree<C>, start: u16) -> Self {
@@ -60,10 +82,20 @@ impl<C: Config> Cursor<C> {
             depth: 0,
             root_shift: 0,
             key: C::Key::MIN,
+            lazy_root: None,
         };
         if let Some((root, root_shift)) = tree.root() {
             cursor.root_shift = root_shift;
-            cursor.push(root, start);
+            if root.is_lazy() {
+                cursor.lazy_root = Some(root);
+            } else {
+                // SAFETY: the tree is live and borrowed for the cursor's life.
+                unsafe {
+                    let shift = node_shift::<C>(root, root_shift);
+                    cursor.key = node_key::<C>(root, C::Key::MIN);
+                    cursor.push(root, start, shift);
+                }
+            }
         }
         cursor
     }
@@ -71,8 +103,14 @@ impl<C: Config> Cursor<C> {
     /// A forward cursor before the first key `>= lower`.
     fn front(tree: &RawTree<C>, lower: Option<C::Key>) -> Self {
         let mut cursor = Self::at_root(tree, 0);
-        if let (Some(lower), true) = (lower, cursor.depth > 0) {
-            if lower.above(cursor.root_shift) {
+        let Some(lower) = lower else { return cursor };
+        if let Some(leaf) = cursor.lazy_root {
+            // SAFETY: the tree is live and borrowed for the cursor's life.
+            if unsafe { lazy_entry::<C>(leaf) }.0 < lower {
+                cursor.lazy_root = None;
+            }
+        } else if cursor.depth > 0 {
+            if !C::COMPRESSION.path() && lower.above(cursor.root_shift) {
                 cursor.depth = 0; // every key is below `lower`
             } else {
                 // SAFETY: the tree is live and borrowed for the cursor's life.
@@ -85,9 +123,15 @@ impl<C: Config> Cursor<C> {
     /// A backward cursor after the last key `<= upper`.
     fn back(tree: &RawTree<C>, upper: Option<C::Key>) -> Self {
         let mut cursor = Self::at_root(tree, END);
-        if let (Some(upper), true) = (upper, cursor.depth > 0) {
+        let Some(upper) = upper else { return cursor };
+        if let Some(leaf) = cursor.lazy_root {
+            // SAFETY: the tree is live and borrowed for the cursor's life.
+            if unsafe { lazy_entry::<C>(leaf) }.0 > upper {
+                cursor.lazy_root = None;
+            }
+        } else if cursor.depth > 0 {
             // An upper bound above the tree's reach bounds nothing.
-            if upper.root_shift() <= cursor.root_shift {
+            if C::COMPRESSION.path() || upper.root_shift() <= cursor.root_shift {
                 // SAFETY: the tree is live and borrowed for the cursor's life.
                 unsafe { cursor.seek_back(tree.memory(), upper) };
             }
@@ -96,9 +140,25 @@ impl<C: Config> Cursor<C> {
     }
 
     #[inline(always)]
-    fn push(&mut self, node: NodePtr, pos: u16) {
-        self.stack[self.depth].write(Frame { node, pos });
+    fn push(&mut self, node: NodePtr, pos: u16, shift: u32) {
+        self.stack[self.depth].write(Frame { node, pos, shift });
         self.depth += 1;
+    }
+
+    /// Descends from the top frame, at `shift`, into `child`, its entry for
+    /// `chunk`, starting the child's walk at `pos`.
+    ///
+    /// # Safety
+    ///
+    /// `child` is a live node of the tree.
+    #[inline(always)]
+    unsafe fn descend(&mut self, shift: u32, chunk: u8, child: NodePtr, pos: u16) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let child_shift = node_shift::<C>(child, shift - SPAN);
+            self.key = node_key::<C>(child, self.key.with_chunk(shift, chunk));
+            self.push(child, pos, child_shift);
+        }
     }
 
     #[inline(always)]
@@ -107,9 +167,16 @@ impl<C: Config> Cursor<C> {
         unsafe { self.stack[self.depth - 1].assume_init_mut() }
     }
 
+    /// How a path-compressed node's prefix compares with `bound`'s: the
+    /// bound's bits above the node's chunk against the node's (in
+    /// `self.key`). Always equal without path compression.
     #[inline(always)]
-    fn shift(&self) -> u32 {
-        self.root_shift - SPAN * (self.depth as u32 - 1)
+    fn prefix_order(&self, bound: C::Key, shift: u32) -> core::cmp::Ordering {
+        if C::COMPRESSION.path() {
+            bound.clear_below(shift).cmp(&self.key)
+        } else {
+            core::cmp::Ordering::Equal
+        }
     }
 
     /// Positions every frame on the path of `lower`, forwards.
@@ -118,21 +185,39 @@ impl<C: Config> Cursor<C> {
     ///
     /// The tree is live on `mem`.
     unsafe fn seek_front(&mut self, mem: &C::Memory, lower: C::Key) {
+        use core::cmp::Ordering;
         loop {
-            let shift = self.shift();
+            let Frame { node, shift, .. } = *self.top();
+            match self.prefix_order(lower, shift) {
+                // The node's keys are all above `lower`: walk it all.
+                Ordering::Less => return,
+                // ... or all below: skip it.
+                Ordering::Greater => {
+                    self.top().pos = END;
+                    return;
+                }
+                Ordering::Equal => {}
+            }
             let chunk = lower.chunk(shift);
-            let frame = self.top();
             // SAFETY: the frame's node is live; inner slots are child pointers.
             unsafe {
-                frame.pos = seek(frame.node, chunk);
+                let pos = seek(node, chunk);
+                self.top().pos = pos;
                 if shift == 0 {
                     return;
                 }
-                match entry_at::<RefOf<C>>(frame.node, frame.pos) {
+                match entry_at::<RefOf<C>>(node, pos) {
                     Some(e) if e.chunk == chunk => {
-                        frame.pos = e.next;
-                        self.key = self.key.with_chunk(shift, chunk);
-                        self.push(resolve(mem, e.slot.read()), 0);
+                        let child = resolve(mem, e.slot.read());
+                        if C::COMPRESSION.lazy() && child.is_lazy() {
+                            // Produce the leaf only if it is not below `lower`.
+                            if lazy_entry::<C>(child).0 < lower {
+                                self.top().pos = e.next;
+                            }
+                            return;
+                        }
+                        self.top().pos = e.next;
+                        self.descend(shift, chunk, child, 0);
                     }
                     // A larger chunk (walked from its start) or none (popped).
                     _ => return,
@@ -147,37 +232,46 @@ impl<C: Config> Cursor<C> {
     ///
     /// The tree is live on `mem`.
     unsafe fn seek_back(&mut self, mem: &C::Memory, upper: C::Key) {
+        use core::cmp::Ordering;
         loop {
-            let shift = self.shift();
+            let Frame { node, shift, .. } = *self.top();
+            match self.prefix_order(upper, shift) {
+                // The node's keys are all below `upper`: walk it all.
+                Ordering::Greater => return,
+                // ... or all above: skip it.
+                Ordering::Less => {
+                    self.top().pos = 0;
+                    return;
+                }
+                Ordering::Equal => {}
+            }
             let chunk = upper.chunk(shift);
-            let frame = self.top();
             // SAFETY: the frame's node is live; inner slots are child pointers.
             unsafe {
-                let pos = seek(frame.node, chunk);
                 // Entries before `pos` are below `chunk`: all of them qualify.
-                frame.pos = pos;
-                let same = if shift == 0 {
-                    entry_at::<SlotOf<C>>(frame.node, pos)
-                        .filter(|e| e.chunk == chunk)
-                        .map(|e| e.next)
-                } else {
-                    entry_at::<RefOf<C>>(frame.node, pos)
-                        .filter(|e| e.chunk == chunk)
-                        .map(|e| {
-                            self.key = self.key.with_chunk(shift, chunk);
-                            self.push(resolve(mem, e.slot.read()), END);
-                            // The parent resumes before the child it descended into.
-                            pos
-                        })
-                };
-                match same {
+                let pos = seek(node, chunk);
+                self.top().pos = pos;
+                if shift == 0 {
                     // The last level holds `upper` itself: include it.
-                    Some(next) if shift == 0 => {
-                        self.top().pos = next;
-                        return;
+                    if let Some(e) = entry_at::<SlotOf<C>>(node, pos).filter(|e| e.chunk == chunk)
+                    {
+                        self.top().pos = e.next;
                     }
-                    Some(_) => {}
-                    None => return,
+                    return;
+                }
+                match entry_at::<RefOf<C>>(node, pos) {
+                    Some(e) if e.chunk == chunk => {
+                        let child = resolve(mem, e.slot.read());
+                        if C::COMPRESSION.lazy() && child.is_lazy() {
+                            if lazy_entry::<C>(child).0 <= upper {
+                                self.top().pos = e.next;
+                            }
+                            return;
+                        }
+                        // The parent resumes before the child it descends into.
+                        self.descend(shift, chunk, child, END);
+                    }
+                    _ => return,
                 }
             }
         }
@@ -191,26 +285,29 @@ impl<C: Config> Cursor<C> {
     #[inline]
     unsafe fn next(&mut self, mem: &C::Memory) -> Option<(C::Key, NonNull<SlotOf<C>>)> {
         while self.depth > 0 {
-            let shift = self.shift();
             let frame = *self.top();
             // SAFETY: the frame's node is live; its slots are values at the
             // last level and child pointers above it.
             unsafe {
-                if shift == 0 {
+                if frame.shift == 0 {
                     if let Some(e) = entry_at::<SlotOf<C>>(frame.node, frame.pos) {
                         self.top().pos = e.next;
                         return Some((self.key.with_chunk(0, e.chunk), e.slot));
                     }
                 } else if let Some(e) = entry_at::<RefOf<C>>(frame.node, frame.pos) {
                     self.top().pos = e.next;
-                    self.key = self.key.with_chunk(shift, e.chunk);
-                    self.push(resolve(mem, e.slot.read()), 0);
+                    let child = resolve(mem, e.slot.read());
+                    if C::COMPRESSION.lazy() && child.is_lazy() {
+                        return Some(lazy_entry::<C>(child));
+                    }
+                    self.descend(frame.shift, e.chunk, child, 0);
                     continue;
                 }
             }
             self.depth -= 1;
         }
-        None
+        // SAFETY: a lazy root is live while the tree is.
+        self.lazy_root.take().map(|leaf| unsafe { lazy_entry::<C>(leaf) })
     }
 
     /// The next key and its slot, backwards.
@@ -221,25 +318,28 @@ impl<C: Config> Cursor<C> {
     #[inline]
     unsafe fn next_back(&mut self, mem: &C::Memory) -> Option<(C::Key, NonNull<SlotOf<C>>)> {
         while self.depth > 0 {
-            let shift = self.shift();
             let frame = *self.top();
             // SAFETY: as in `next`.
             unsafe {
-                if shift == 0 {
+                if frame.shift == 0 {
                     if let Some(e) = entry_before::<SlotOf<C>>(frame.node, frame.pos) {
                         self.top().pos = e.next;
                         return Some((self.key.with_chunk(0, e.chunk), e.slot));
                     }
                 } else if let Some(e) = entry_before::<RefOf<C>>(frame.node, frame.pos) {
                     self.top().pos = e.next;
-                    self.key = self.key.with_chunk(shift, e.chunk);
-                    self.push(resolve(mem, e.slot.read()), END);
+                    let child = resolve(mem, e.slot.read());
+                    if C::COMPRESSION.lazy() && child.is_lazy() {
+                        return Some(lazy_entry::<C>(child));
+                    }
+                    self.descend(frame.shift, e.chunk, child, END);
                     continue;
                 }
             }
             self.depth -= 1;
         }
-        None
+        // SAFETY: a lazy root is live while the tree is.
+        self.lazy_root.take().map(|leaf| unsafe { lazy_entry::<C>(leaf) })
     }
 }
 

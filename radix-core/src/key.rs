@@ -45,6 +45,20 @@ pub trait Key: Copy + Ord + Eq + core::hash::Hash + Debug + sealed::Sealed + 'st
     fn clear_below(self, shift: u32) -> Self;
     /// The key one larger, or `None` for [`Key::MAX`].
     fn checked_next(self) -> Option<Self>;
+
+    /// The *prefix word* of a path-compressed node at `shift` on this
+    /// key's path: the key's bits above the node's chunk, with `shift` in
+    /// the low byte (whose bits a prefix never uses: they lie below
+    /// `shift + 8`). See [`crate::node::prefix`].
+    fn prefix_word(self, shift: u32) -> Self;
+    /// The shift a prefix word records.
+    fn word_shift(self) -> u32;
+    /// Whether this key agrees with prefix word `word` on every bit above
+    /// the word's node's chunk: whether the node lies on the key's path.
+    fn matches_word(self, word: Self) -> bool;
+    /// The shift of the highest chunk in which `self` and `other` differ.
+    /// They must differ.
+    fn diverging_shift(self, other: Self) -> u32;
     /// The key one smaller, or `None` for zero.
     fn checked_prev(self) -> Option<Self>;
 }
@@ -89,6 +103,32 @@ macro_rules! impl_key {
             }
 
             #[inline(always)]
+            fn prefix_word(self, shift: u32) -> Self {
+                self.clear_below(shift) | shift as $t
+            }
+
+            #[inline(always)]
+            fn word_shift(self) -> u32 {
+                u32::from(self as u8)
+            }
+
+            #[inline(always)]
+            fn matches_word(self, word: Self) -> bool {
+                // Two shifts, each below BITS, where one by `shift + 8`
+                // could reach BITS at the top level. (`checked_shr` folds
+                // to a plain shift by 8 for keys wider than a byte; a
+                // `u8` key has no bits above its only chunk.)
+                ((self ^ word) >> word.word_shift()).checked_shr(SPAN).unwrap_or(0) == 0
+            }
+
+            #[inline(always)]
+            fn diverging_shift(self, other: Self) -> u32 {
+                debug_assert_ne!(self, other);
+                let top_bit = <$t>::BITS - 1 - (self ^ other).leading_zeros();
+                top_bit / SPAN * SPAN
+            }
+
+            #[inline(always)]
             fn checked_next(self) -> Option<Self> {
                 self.checked_add(1)
             }
@@ -127,6 +167,34 @@ mod tests {
         }
         assert!(u128::MAX.above(112) && !u128::MAX.above(120));
         assert!(!u8::MAX.above(0));
+    }
+
+    #[test]
+    fn prefix_words_match_the_keys_on_their_path() {
+        let k: u64 = 0x0123_4567_89AB_CDEF;
+        for shift in (0..64).step_by(8) {
+            let w = k.prefix_word(shift);
+            assert_eq!(w.word_shift(), shift);
+            assert!(k.matches_word(w), "shift {shift}");
+            // A key differing only at or below the node's chunk matches.
+            assert!((k ^ (0xFF << shift)).matches_word(w));
+            if shift < 56 {
+                assert!(!(k ^ (1 << (shift + 8))).matches_word(w), "shift {shift}");
+            }
+        }
+        assert!(0xFFu8.matches_word(0u8.prefix_word(0)));
+        let top = 0u128.prefix_word(120);
+        assert!(u128::MAX.matches_word(top));
+        assert!(!(1u128 << 127).matches_word(0u128.prefix_word(112)));
+    }
+
+    #[test]
+    fn diverging_shift_finds_the_highest_differing_chunk() {
+        assert_eq!(0u64.diverging_shift(1), 0);
+        assert_eq!(0u64.diverging_shift(0x100), 8);
+        assert_eq!(0u64.diverging_shift(u64::MAX), 56);
+        assert_eq!(1u128.diverging_shift(1 << 127), 120);
+        assert_eq!(3u16.diverging_shift(0x8003), 8);
     }
 
     #[test]

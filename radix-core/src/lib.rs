@@ -98,7 +98,7 @@ mod tree;
 pub mod value;
 mod verify;
 
-pub use config::Config;
+pub use config::{Compression, Config};
 pub use iter::{Iter, Keys, Range, Values};
 pub use key::Key;
 pub use node::{Kind, SizeClasses};

@@ -5,7 +5,9 @@
 //! [`Kind`], which lets a lookup descend a level with one load and one 4-way
 //! match, without first loading a header to learn what the child is. The
 //! kind sits in bits 0 and 1, not higher, so that the dispatch masks the
-//! word and needs no shift. (The [`Varlen`](crate::value::Varlen) layout's
+//! word and needs no shift. Bit 2 marks a *lazy leaf* (a key and its value
+//! standing for a subtree of one key, see [`crate::node::lazy`]) in trees
+//! with lazy expansion; its kind bits are zero. (The [`Varlen`](crate::value::Varlen) layout's
 //! "embedded value" tag is bit 0 too, but of *value* slots, which never
 //! hold a node pointer: each level's slots are all children or all values.)
 //!
@@ -37,6 +39,7 @@ pub const NODE_ALIGN: usize = 8;
 
 const KIND_SHIFT: usize = 0;
 const KIND_MASK: usize = 0b11;
+const LAZY_BIT: usize = 0b100;
 const TAG_MASK: usize = NODE_ALIGN - 1;
 
 /// A pointer to a node, tagged with the node's kind.
@@ -56,6 +59,21 @@ impl NodePtr {
         debug_assert_eq!(node.addr().get() & TAG_MASK, 0, "misaligned node");
         let tagged = node.map_addr(|a| a | ((kind as usize) << KIND_SHIFT));
         Self { tagged }
+    }
+
+    /// Tags `leaf`, which must be [`NODE_ALIGN`]-aligned, as a lazy leaf.
+    #[inline(always)]
+    pub fn lazy(leaf: NonNull<u8>) -> Self {
+        debug_assert_eq!(leaf.addr().get() & TAG_MASK, 0, "misaligned lazy leaf");
+        Self {
+            tagged: leaf.map_addr(|a| a | LAZY_BIT),
+        }
+    }
+
+    /// Whether this points to a lazy leaf rather than a node.
+    #[inline(always)]
+    pub fn is_lazy(self) -> bool {
+        self.tagged.addr().get() & LAZY_BIT != 0
     }
 
     /// A node pointer from its tagged form, as [`NodePtr::tagged`] gave it.
@@ -118,6 +136,9 @@ pub(crate) fn kind_of(tagged: usize) -> Kind {
 
 impl fmt::Debug for NodePtr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_lazy() {
+            return write!(f, "Lazy@{:#x}", self.addr().addr().get());
+        }
         write!(f, "{:?}@{:#x}", self.kind(), self.addr().addr().get())
     }
 }
@@ -164,11 +185,15 @@ mod tests {
             assert_eq!(p.kind(), kind);
             assert_eq!(p.addr(), base);
             assert_eq!(p.tagged.addr().get() & 4, 0);
+            assert!(!p.is_lazy());
             assert_eq!(NodePtr::from_tagged(p.tagged()), p);
             // The untagged pointer is still usable for access.
             // SAFETY: `storage` is alive and 8-aligned; the pointer came from it.
             unsafe { p.cast::<u64>().write(7) };
         }
         assert_eq!(storage[0], 7);
+        let leaf = NodePtr::lazy(base);
+        assert!(leaf.is_lazy());
+        assert_eq!(leaf.addr(), base);
     }
 }

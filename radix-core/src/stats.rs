@@ -3,7 +3,7 @@
 use core::fmt;
 
 use crate::config::Config;
-use crate::node::{self, Kind, MAX_CLASSES};
+use crate::node::{self, lazy, Kind, MAX_CLASSES};
 use crate::tree::{entry_at, walk_nodes, LayoutOf, RawTree, SlotOf};
 use crate::value::ValueLayout;
 
@@ -29,6 +29,10 @@ pub struct Stats {
     pub classes: Vec<ClassStats>,
     /// Values stored in separate leaf allocations.
     pub leaves: usize,
+    /// Lazy leaves: keys stored with their value in place of a subtree of
+    /// one key (0 without lazy expansion; see
+    /// [`Compression`](crate::Compression)).
+    pub lazy_leaves: usize,
     /// Bytes held from the memory back end.
     pub memory_bytes: usize,
     /// The value layout's name.
@@ -61,7 +65,11 @@ impl fmt::Display for Stats {
         for c in &self.classes {
             write!(f, " [{}: {}+{}]", c.capacity, c.inner, c.last_level)?;
         }
-        write!(f, ", {} leaves", self.leaves)
+        write!(f, ", {} leaves", self.leaves)?;
+        if self.lazy_leaves > 0 {
+            write!(f, ", {} lazy leaves", self.lazy_leaves)?;
+        }
+        Ok(())
     }
 }
 
@@ -70,14 +78,22 @@ impl<C: Config> RawTree<C> {
     pub fn stats(&self) -> Stats {
         let mut classes = [ClassStats::default(); MAX_CLASSES];
         let mut leaves = 0;
+        let mut lazy_leaves = 0;
         if let Some((root, root_shift)) = self.root() {
             // SAFETY: the tree is live and borrowed; the walk only reads.
             unsafe {
-                walk_nodes::<C::Memory, _>(
+                walk_nodes::<C, _>(
                     &mut self.memory(),
                     root,
                     root_shift,
-                    |_, node, shift| {
+                    |_, visit| {
+                        let (node, shift) = (visit.node, visit.shift);
+                        if node.is_lazy() {
+                            lazy_leaves += 1;
+                            let slot = lazy::slot::<C::Key, SlotOf<C>>(node.addr());
+                            leaves += LayoutOf::<C>::is_leaf(slot) as usize;
+                            return;
+                        }
                         let class = &mut classes[node::class(node.addr())];
                         if shift == 0 {
                             class.last_level += 1;
@@ -104,6 +120,7 @@ impl<C: Config> RawTree<C> {
             height: self.height(),
             classes,
             leaves,
+            lazy_leaves,
             memory_bytes: self.memory_usage(),
             layout: <LayoutOf<C> as ValueLayout>::NAME,
         }

@@ -28,12 +28,14 @@ use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
-use crate::config::{Config, Pools, RefOf};
+use crate::config::{Config, Pools, RefOf, MAX_POOLS};
 use crate::key::{Key, SPAN};
 use crate::mem::{InfallibleMemory, LocalMemory, Memory, PoolSpec};
-use crate::node::{self, dispatch, Entry, Kind, Node256, NodeKind, MAX_CLASSES};
+use crate::node::{self, dispatch, lazy, Entry, Kind, Node256, NodeKind, MAX_CLASSES};
 use crate::ptr::NodePtr;
 use crate::value::{MutableLayout, ValueLayout};
+
+mod compressed;
 
 /// The layout of configuration `C`.
 pub(crate) type LayoutOf<C> = <C as Config>::Layout;
@@ -216,38 +218,79 @@ pub(crate) unsafe fn entry_before<S>(node: NodePtr, end: u16) -> Option<Entry<S>
     unsafe { dispatch!(node.kind(), K => K::entry_before::<S>(node.addr(), end)) }
 }
 
-/// Visits every node below and including `root`, parents before children,
-/// with the node's shift. Uses an explicit stack, never recursion.
+/// One node or lazy leaf met by [`walk_nodes`].
+#[derive(Clone, Copy)]
+pub(crate) struct Visit<K> {
+    /// The node, or a lazy leaf.
+    pub(crate) node: NodePtr,
+    /// The shift of the chunk the node consumes (for a lazy leaf, `start`).
+    pub(crate) shift: u32,
+    /// The shift of the first chunk below the parent's: `shift` plus the
+    /// bytes a path-compressed node skips.
+    pub(crate) start: u32,
+    /// The key bits the path to it fixes: every bit above `start + 8`
+    /// (zero for the root).
+    pub(crate) path_key: K,
+}
+
+/// Visits every node and lazy leaf below and including `root`, parents
+/// before children. Uses an explicit stack, never recursion.
 ///
 /// The visitor gets the walk's access to the memory back end: `&mut &M`
 /// for a read-only walk, `&mut M` for one that frees leaves as it goes.
 ///
 /// # Safety
 ///
-/// `root` is a live tree of height `root_shift` on that memory whose inner
-/// slots are `M::Ref`; `visit` must not free or change the nodes.
-pub(crate) unsafe fn walk_nodes<M: Memory, A: Borrow<M>>(
+/// `root` is a live tree of configuration `C` whose root field is at
+/// `root_shift`, on that memory; `visit` must not free or change the nodes.
+pub(crate) unsafe fn walk_nodes<C: Config, A: Borrow<C::Memory>>(
     access: &mut A,
     root: NodePtr,
     root_shift: u32,
-    mut visit: impl FnMut(&mut A, NodePtr, u32),
+    mut visit: impl FnMut(&mut A, Visit<C::Key>),
 ) {
-    let mut stack = [(root, 0u16); MAX_LEVELS];
+    // Frames: node, walk position, the node's shift, its path's key.
+    let mut stack = [(root, 0u16, 0u32, C::Key::MIN); MAX_LEVELS];
+    // SAFETY: the caller's contract: the node is live.
+    let shift = unsafe { node_shift::<C>(root, root_shift) };
+    visit(
+        access,
+        Visit {
+            node: root,
+            shift,
+            start: root_shift,
+            path_key: C::Key::MIN,
+        },
+    );
+    if root.is_lazy() {
+        return;
+    }
+    // SAFETY: the root is a live node.
+    stack[0] = (root, 0, shift, unsafe { node_key::<C>(root, C::Key::MIN) });
     let mut depth = 1;
-    visit(access, root, root_shift);
     while depth > 0 {
-        let (node, pos) = stack[depth - 1];
-        let shift = root_shift - SPAN * (depth as u32 - 1);
+        let (node, pos, shift, key) = stack[depth - 1];
         // SAFETY: inner nodes' slots are child references; the caller
         // promises the tree is live.
-        match unsafe { entry_at::<M::Ref>(node, pos) } {
+        match unsafe { entry_at::<RefOf<C>>(node, pos) } {
             Some(e) if shift > 0 => {
                 stack[depth - 1].1 = e.next;
+                let path_key = key.with_chunk(shift, e.chunk);
                 // SAFETY: the slot holds a live child reference.
                 let child = resolve((*access).borrow(), unsafe { e.slot.read() });
-                visit(access, child, shift - SPAN);
-                if shift > SPAN {
-                    stack[depth] = (child, 0);
+                // SAFETY: as above.
+                let child_shift = unsafe { node_shift::<C>(child, shift - SPAN) };
+                let visit_child = Visit {
+                    node: child,
+                    shift: child_shift,
+                    start: shift - SPAN,
+                    path_key,
+                };
+                visit(access, visit_child);
+                if !child.is_lazy() && child_shift > 0 {
+                    // SAFETY: as above.
+                    let child_key = unsafe { node_key::<C>(child, path_key) };
+                    stack[depth] = (child, 0, child_shift, child_key);
                     depth += 1;
                 }
             }
@@ -256,27 +299,63 @@ pub(crate) unsafe fn walk_nodes<M: Memory, A: Borrow<M>>(
     }
 }
 
+/// The key bits fixed above `node`'s chunk, given those its path fixes:
+/// with path compression all of them are in its prefix word.
+///
+/// # Safety
+///
+/// `node` is a live node of a tree of configuration `C`.
+#[inline(always)]
+pub(crate) unsafe fn node_key<C: Config>(node: NodePtr, path_key: C::Key) -> C::Key {
+    if C::COMPRESSION.path() {
+        // SAFETY: the caller's contract; such nodes have a prefix word.
+        let word = unsafe { node::prefix::prefix_word::<C::Key>(node.addr()) };
+        word.clear_below(word.word_shift())
+    } else {
+        path_key
+    }
+}
+
+/// The shift of the chunk `node` consumes, given the shift of the first
+/// chunk below its parent's (`start`): the same without path compression,
+/// the shift its prefix word records with it.
+///
+/// # Safety
+///
+/// `node` is live in a tree of configuration `C`.
+#[inline(always)]
+pub(crate) unsafe fn node_shift<C: Config>(node: NodePtr, start: u32) -> u32 {
+    if C::COMPRESSION.path() && !node.is_lazy() {
+        // SAFETY: the caller's contract; path-compressed nodes have a
+        // prefix word.
+        unsafe { node::prefix::prefix_word::<C::Key>(node.addr()).word_shift() }
+    } else {
+        start
+    }
+}
+
 /// The nodes one modification will allocate, per pool, so that they can be
 /// reserved before the tree changes.
-struct Needs {
-    counts: [u8; 2 * MAX_CLASSES],
+pub(crate) struct Needs {
+    counts: [u8; MAX_POOLS],
 }
 
 impl Needs {
-    const NONE: Self = Self {
-        counts: [0; 2 * MAX_CLASSES],
+    pub(crate) const NONE: Self = Self {
+        counts: [0; MAX_POOLS],
     };
 
     #[inline]
-    fn add(&mut self, pool: usize, count: usize) {
+    pub(crate) fn add(&mut self, pool: usize, count: usize) {
         self.counts[pool] += count as u8;
     }
 
     /// Reserves every counted node.
     #[inline]
-    fn reserve<M: Memory>(&self, mem: &mut M) -> Result<(), M::Error> {
+    pub(crate) fn reserve<M: Memory>(&self, mem: &mut M) -> Result<(), M::Error> {
         // Most inserts need no node at all: one compare says so.
-        if u128::from_ne_bytes(self.counts) == 0 {
+        let (nodes, lazy) = self.counts.split_at(2 * MAX_CLASSES);
+        if u128::from_ne_bytes(nodes.try_into().expect("16 node pools")) == 0 && lazy[0] == 0 {
             return Ok(());
         }
         for (pool, &count) in self.counts.iter().enumerate() {
@@ -464,6 +543,9 @@ impl<C: Config> RawTree<C> {
     /// load and the next level's loads can start before it resolves.
     #[inline(always)]
     fn find(&self, key: C::Key) -> Option<NonNull<SlotOf<C>>> {
+        if !C::COMPRESSION.is_none() {
+            return self.find_compressed(key);
+        }
         let mut node = resolve(&self.mem, self.root?);
         let mut shift = self.root_shift;
         if key.above(shift) {
@@ -512,7 +594,7 @@ impl<C: Config> RawTree<C> {
     /// It borrows the memory field alone, so that locations held into the
     /// root field stay valid.
     #[inline(always)]
-    fn reserve(
+    pub(crate) fn reserve(
         mem: &mut C::Memory,
         needs: &Needs,
         slot_value: SlotOf<C>,
@@ -528,7 +610,7 @@ impl<C: Config> RawTree<C> {
 
     /// Counts the nodes of a chain built by [`Self::chain`] from `shift`.
     #[inline(always)]
-    fn chain_needs(needs: &mut Needs, shift: u32) {
+    pub(crate) fn chain_needs(needs: &mut Needs, shift: u32) {
         needs.add(Pools::<C>::inner(0), (shift / SPAN) as usize);
         needs.add(Pools::<C>::leaf(0), 1);
     }
@@ -539,7 +621,7 @@ impl<C: Config> RawTree<C> {
     ///
     /// `node` is a live node at `shift`.
     #[inline(always)]
-    unsafe fn grow_needs(needs: &mut Needs, node: NodePtr, shift: u32) {
+    pub(crate) unsafe fn grow_needs(needs: &mut Needs, node: NodePtr, shift: u32) {
         // SAFETY: forwarded contract.
         let (count, class) = unsafe { (node::count(node.addr()), node::class(node.addr())) };
         if count == C::SIZE_CLASSES.capacity(class) {
@@ -575,6 +657,9 @@ impl<C: Config> RawTree<C> {
         // tree is consistent again, and every allocation below is reserved
         // before the tree changes.
         let mut slot_value = LayoutOf::<C>::into_slot(value, &mut self.mem)?;
+        if !C::COMPRESSION.is_none() {
+            return self.insert_compressed(key, slot_value, on_replace);
+        }
         let prefix = key.clear_below(0);
         // The location of the last-level node for `key`: from the last
         // insert's hint, or by descending.
@@ -719,6 +804,9 @@ impl<C: Config> RawTree<C> {
     /// The memory back end could not provide the smaller node a sparse
     /// node shrinks into. Nothing changed.
     pub(crate) fn try_remove(&mut self, key: C::Key) -> Result<OldOf<C>, MemError<C>> {
+        if !C::COMPRESSION.is_none() {
+            return self.remove_compressed(key);
+        }
         let absent = LayoutOf::<C>::absent;
         let Some(_) = self.root else {
             return Ok(absent());
@@ -852,8 +940,11 @@ impl<C: Config> RawTree<C> {
             // SAFETY: the detached tree is live until `release_all`; each
             // value slot is dropped exactly once.
             unsafe {
-                walk_nodes(&mut self.mem, root, self.root_shift, |mem, node, shift| {
-                    if shift == 0 {
+                walk_nodes::<C, _>(&mut self.mem, root, self.root_shift, |mem, visit| {
+                    let (node, shift) = (visit.node, visit.shift);
+                    if node.is_lazy() {
+                        LayoutOf::<C>::drop_slot(lazy::slot::<C::Key, SlotOf<C>>(node.addr()), mem);
+                    } else if shift == 0 {
                         let mut pos = 0;
                         while let Some(e) = entry_at::<SlotOf<C>>(node, pos) {
                             LayoutOf::<C>::drop_slot(e.slot, mem);
@@ -872,7 +963,7 @@ impl<C: Config> RawTree<C> {
     fn add_level(&mut self) {
         let old = self.root.expect("non-empty tree");
         let shift = self.root_shift + SPAN;
-        let root = Self::new_node(&mut self.mem, 0, shift);
+        let root = Self::new_node(&mut self.mem, 0, shift, C::Key::MIN);
         // SAFETY: the new root is empty and has room for one child.
         unsafe { insert_entry(root, 0, old) };
         self.root = Some(stored(&self.mem, root));
@@ -902,15 +993,22 @@ impl<C: Config> RawTree<C> {
     }
 
     /// A fresh, empty node of `class` for level `shift`, from a reserved
-    /// pool.
+    /// pool. With path compression its prefix word is `key`'s at `shift`
+    /// (`key` is any key on the node's path, or the prefix word itself).
     #[inline]
-    fn new_node(mem: &mut C::Memory, class: usize, shift: u32) -> NodePtr {
+    pub(crate) fn new_node(mem: &mut C::Memory, class: usize, shift: u32, key: C::Key) -> NodePtr {
         let kind = C::SIZE_CLASSES.kind(class);
         let raw = mem.alloc_node(Pools::<C>::at(class, shift));
+        // SAFETY: the pool's nodes have `PREFIX` bytes in front of the
+        // node proper (none without path compression).
+        let raw = unsafe { raw.byte_add(Pools::<C>::PREFIX) };
         // SAFETY: a fresh allocation of this class's size for this level;
         // an inner node's slots are child references, a last-level node's
         // are the layout's.
         unsafe {
+            if C::COMPRESSION.path() {
+                node::prefix::set_prefix_word(raw, key.prefix_word(shift));
+            }
             dispatch!(kind, K => K::init(raw, class));
             if kind == Kind::N256 {
                 if shift > 0 {
@@ -935,24 +1033,42 @@ impl<C: Config> RawTree<C> {
     /// `node` is a live node at `shift` whose slots have been moved out or
     /// dropped, and it is not used again.
     #[inline]
-    unsafe fn free_node(mem: &mut C::Memory, node: NodePtr, shift: u32) {
-        // SAFETY: forwarded contract.
+    pub(crate) unsafe fn free_node(mem: &mut C::Memory, node: NodePtr, shift: u32) {
+        // SAFETY: forwarded contract; the allocation starts `PREFIX` bytes
+        // before the node.
         unsafe {
             let class = node::class(node.addr());
-            mem.free_node(Pools::<C>::at(class, shift), node.addr());
+            let raw = node.addr().byte_sub(Pools::<C>::PREFIX);
+            mem.free_node(Pools::<C>::at(class, shift), raw);
+        }
+    }
+
+    /// The prefix word of `node` with path compression (any key otherwise):
+    /// what [`Self::new_node`] takes to make a node in its place.
+    ///
+    /// # Safety
+    ///
+    /// `node` is a live node of this tree.
+    #[inline(always)]
+    pub(crate) unsafe fn word_of(node: NodePtr) -> C::Key {
+        if C::COMPRESSION.path() {
+            // SAFETY: the caller's contract.
+            unsafe { node::prefix::prefix_word(node.addr()) }
+        } else {
+            C::Key::MIN
         }
     }
 
     /// A chain of single-child nodes from level `shift` down to the last
     /// level, holding `key`'s value; its nodes are reserved
     /// ([`Self::chain_needs`]).
-    fn chain(mem: &mut C::Memory, key: C::Key, shift: u32, value: SlotOf<C>) -> NodePtr {
-        let mut child = Self::new_node(mem, 0, 0);
+    pub(crate) fn chain(mem: &mut C::Memory, key: C::Key, shift: u32, value: SlotOf<C>) -> NodePtr {
+        let mut child = Self::new_node(mem, 0, 0, key);
         // SAFETY: fresh nodes are empty and have room for one entry.
         unsafe { insert_entry(child, key.chunk(0), value) };
         let mut level = SPAN;
         while level <= shift {
-            let node = Self::new_node(mem, 0, level);
+            let node = Self::new_node(mem, 0, level, key);
             // SAFETY: as above.
             unsafe { insert_entry(node, key.chunk(level), stored(mem, child)) };
             child = node;
@@ -969,7 +1085,7 @@ impl<C: Config> RawTree<C> {
     /// `loc` holds `node`, a live node at `shift` with slots `S` that lacks
     /// `chunk`.
     #[inline]
-    unsafe fn add_child<S>(
+    pub(crate) unsafe fn add_child<S>(
         mem: &mut C::Memory,
         loc: NonNull<RefOf<C>>,
         mut node: NodePtr,
@@ -998,7 +1114,7 @@ impl<C: Config> RawTree<C> {
     /// node moves straight to the last class in that chain: every node then
     /// stays above its class's threshold, which `verify` checks.
     #[inline]
-    fn shrink_target(count: usize, class: usize) -> usize {
+    pub(crate) fn shrink_target(count: usize, class: usize) -> usize {
         let mut target = class;
         while let Some((smaller, threshold)) = Self::SHRINK[target] {
             if count > threshold {
@@ -1016,7 +1132,7 @@ impl<C: Config> RawTree<C> {
     ///
     /// As for `add_child`.
     #[inline]
-    unsafe fn shrink_if_sparse<S>(
+    pub(crate) unsafe fn shrink_if_sparse<S>(
         mem: &mut C::Memory,
         loc: NonNull<RefOf<C>>,
         node: NodePtr,
@@ -1040,7 +1156,8 @@ impl<C: Config> RawTree<C> {
     /// `old` is a live node at `shift` with slots `S` whose entries fit the
     /// new class; it is not used again.
     unsafe fn convert<S>(mem: &mut C::Memory, old: NodePtr, class: usize, shift: u32) -> NodePtr {
-        let new = Self::new_node(mem, class, shift);
+        // SAFETY: the caller's contract.
+        let new = Self::new_node(mem, class, shift, unsafe { Self::word_of(old) });
         // SAFETY: entries come out in ascending chunk order, so every
         // insert appends; slot values are moved bitwise, then `old` is freed
         // without dropping them.
@@ -1060,7 +1177,7 @@ impl<C: Config> RawTree<C> {
 ///
 /// `node` is live with slots `S`, lacks `chunk` and has room.
 #[inline(always)]
-unsafe fn insert_entry<S>(node: NodePtr, chunk: u8, value: S) {
+pub(crate) unsafe fn insert_entry<S>(node: NodePtr, chunk: u8, value: S) {
     // SAFETY: forwarded contract.
     unsafe { dispatch!(node.kind(), K => K::insert::<S>(node.addr(), chunk, value)) }
 }
@@ -1072,7 +1189,7 @@ unsafe fn insert_entry<S>(node: NodePtr, chunk: u8, value: S) {
 ///
 /// `node` is live with slots `S`.
 #[inline(always)]
-unsafe fn remove_entry<S>(node: NodePtr, chunk: u8) -> Option<S> {
+pub(crate) unsafe fn remove_entry<S>(node: NodePtr, chunk: u8) -> Option<S> {
     // SAFETY: forwarded contract.
     unsafe { dispatch!(node.kind(), K => K::remove::<S>(node.addr(), chunk)) }
 }

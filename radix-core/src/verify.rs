@@ -6,12 +6,11 @@
 //! its error message, so it is always compiled in.
 
 use crate::config::RefOf;
-use crate::config::{Config, Pools};
-use crate::key::Key;
+use crate::config::{Config, Pools, MAX_POOLS};
+use crate::key::{Key, SPAN};
 use crate::mem::Memory;
-use crate::node::{self, Kind, Node16, Node256, Node4, Node48, MAX_CLASSES};
-use crate::ptr::NodePtr;
-use crate::tree::{entry_at, walk_nodes, LayoutOf, RawTree, SlotOf};
+use crate::node::{self, lazy, Kind, Node16, Node256, Node4, Node48};
+use crate::tree::{entry_at, resolve, walk_nodes, LayoutOf, RawTree, SlotOf, Visit};
 use crate::value::ValueLayout;
 
 impl<C: Config> RawTree<C> {
@@ -28,9 +27,18 @@ impl<C: Config> RawTree<C> {
     /// node4 and node16 pad their chunk arrays with the last chunk; every
     /// value slot is encoded as its layout says (varlen: a leaf only for a
     /// value too large to embed);
-    /// the height is the smallest that holds the largest key; `len()` equals
-    /// the number of values reached; and the memory back end's live nodes
-    /// per pool equal the nodes reached.
+    /// the height is the smallest that holds the largest key (with path
+    /// compression: the root is at the key type's top shift); `len()`
+    /// equals the number of values reached; and the memory back end's live
+    /// nodes per pool equal the nodes and lazy leaves reached.
+    ///
+    /// With [compression](crate::Compression) it also checks that every
+    /// prefix word and every lazy leaf's key agrees with the path leading
+    /// to it, that a prefix word's shift lies at or below the chunk after
+    /// its parent's, that with path compression no inner node has a single
+    /// child, and that with lazy expansion no subtree holds a single key
+    /// (no last-level node holds one value, no node holds only a lazy
+    /// leaf).
     pub fn verify(&self) -> Result<(), String> {
         let Some((root, root_shift)) = self.root() else {
             if !self.is_empty() {
@@ -45,21 +53,32 @@ impl<C: Config> RawTree<C> {
         };
         let mut error: Option<String> = None;
         let mut values = 0usize;
-        let mut per_pool = [0usize; 2 * MAX_CLASSES];
+        let mut per_pool = [0usize; MAX_POOLS];
         // SAFETY: the tree is live and borrowed; the walk only reads.
         unsafe {
-            walk_nodes::<C::Memory, _>(&mut self.memory(), root, root_shift, |mem, node, shift| {
+            walk_nodes::<C, _>(&mut self.memory(), root, root_shift, |mem, visit| {
+                let (node, shift) = (visit.node, visit.shift);
                 if error.is_some() {
                     return;
                 }
-                match check_node::<C>(mem, node, shift) {
-                    Ok(n) => {
-                        if shift == 0 {
-                            values += n;
-                        }
+                let checked = if node.is_lazy() {
+                    check_lazy::<C>(mem, visit).map(|()| {
+                        per_pool[Pools::<C>::lazy()] += 1;
+                        1
+                    })
+                } else {
+                    check_node::<C>(mem, visit).map(|n| {
                         per_pool[Pools::<C>::at(node::class(node.addr()), shift)] += 1;
-                    }
-                    Err(e) => error = Some(format!("{e} (node {node:?} at shift {shift})")),
+                        if shift == 0 {
+                            n
+                        } else {
+                            0
+                        }
+                    })
+                };
+                match checked {
+                    Ok(n) => values += n,
+                    Err(e) => error = Some(format!("{e} ({node:?} at shift {shift})")),
                 }
             });
         }
@@ -83,7 +102,13 @@ impl<C: Config> RawTree<C> {
         let (max_key, _) = self
             .last_key_value()
             .ok_or("non-empty root without a last key")?;
-        if max_key.root_shift() != root_shift {
+        if C::COMPRESSION.path() {
+            if root_shift != C::Key::BITS - SPAN {
+                return Err(format!(
+                    "path-compressed root at shift {root_shift}, not the top"
+                ));
+            }
+        } else if max_key.root_shift() != root_shift {
             return Err(format!(
                 "root at shift {root_shift}, but the largest key {max_key:?} needs shift {}",
                 max_key.root_shift()
@@ -100,16 +125,85 @@ impl<C: Config> RawTree<C> {
     }
 }
 
+/// Whether `key` agrees with the bits a path fixes above `start + 8`.
+fn on_path<K: Key>(key: K, visit: Visit<K>) -> bool {
+    key.clear_below(visit.start) == visit.path_key
+}
+
+/// Checks one lazy leaf.
+///
+/// # Safety
+///
+/// `visit.node` is a live lazy leaf of a tree on `mem`.
+unsafe fn check_lazy<C: Config>(mem: &C::Memory, visit: Visit<C::Key>) -> Result<(), String> {
+    if !C::COMPRESSION.lazy() {
+        return Err("a lazy leaf without lazy expansion".into());
+    }
+    let addr = visit.node.addr();
+    // SAFETY: caller's contract.
+    let key = unsafe { lazy::key::<C::Key, SlotOf<C>>(addr) };
+    if !on_path(key, visit) {
+        return Err(format!(
+            "lazy leaf key {key:?} is off its path {:?}",
+            visit.path_key
+        ));
+    }
+    // SAFETY: as above.
+    unsafe { LayoutOf::<C>::check_slot(lazy::slot::<C::Key, SlotOf<C>>(addr), mem) }
+        .map_err(|err| format!("lazy leaf {key:?}: {err}"))
+}
+
+/// Checks what compression promises of one node with `count` entries.
+///
+/// # Safety
+///
+/// `visit.node` is a live node of a tree on `mem`.
+unsafe fn check_compressed<C: Config>(
+    mem: &C::Memory,
+    visit: Visit<C::Key>,
+    count: usize,
+) -> Result<(), String> {
+    let (node, shift) = (visit.node, visit.shift);
+    if C::COMPRESSION.path() {
+        // SAFETY: caller's contract; such nodes have prefix words.
+        let word = unsafe { node::prefix::prefix_word::<C::Key>(node.addr()) };
+        if shift % SPAN != 0 || shift > visit.start {
+            return Err(format!(
+                "prefix word shift {shift} not a chunk at or below {}",
+                visit.start
+            ));
+        }
+        if word != word.prefix_word(shift) || !on_path(word.clear_below(shift), visit) {
+            return Err(format!(
+                "prefix word {word:?} is off its path {:?}",
+                visit.path_key
+            ));
+        }
+        if shift > 0 && count < 2 {
+            return Err("an inner node with one child under path compression".into());
+        }
+    }
+    if C::COMPRESSION.lazy() && count == 1 {
+        if shift == 0 {
+            return Err("a last-level node with one value under lazy expansion".into());
+        }
+        // SAFETY: caller's contract; inner slots are child references.
+        let only = unsafe { entry_at::<RefOf<C>>(node, 0) }.expect("one entry");
+        // SAFETY: as above.
+        if resolve(mem, unsafe { only.slot.read() }).is_lazy() {
+            return Err("a node holding only a lazy leaf".into());
+        }
+    }
+    Ok(())
+}
+
 /// Checks one node; returns its number of entries.
 ///
 /// # Safety
 ///
-/// `node` is a live node at `shift` of a tree on `mem`.
-unsafe fn check_node<C: Config>(
-    mem: &C::Memory,
-    node: NodePtr,
-    shift: u32,
-) -> Result<usize, String> {
+/// `visit.node` is a live node at `visit.shift` of a tree on `mem`.
+unsafe fn check_node<C: Config>(mem: &C::Memory, visit: Visit<C::Key>) -> Result<usize, String> {
+    let (node, shift) = (visit.node, visit.shift);
     // SAFETY: caller's contract.
     unsafe {
         let addr = node.addr();
@@ -171,6 +265,9 @@ unsafe fn check_node<C: Config>(
         }
         if seen != count {
             return Err(format!("count {count} but {seen} entries"));
+        }
+        if !C::COMPRESSION.is_none() {
+            check_compressed::<C>(mem, visit, count)?;
         }
         Ok(count)
     }

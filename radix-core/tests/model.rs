@@ -278,10 +278,12 @@ const CUSTOM: SizeClasses = SizeClasses::new(CUSTOM_CAPS);
 const TWO: SizeClasses = SizeClasses::new(TWO_CAPS);
 
 macro_rules! model_tests {
-    ($($name:ident: $key:ty, $layout:ty, $classes:expr, insert_only = $insert_only:expr;)*) => {$(
+    ($($name:ident: $key:ty, $layout:ty, $classes:expr, insert_only = $insert_only:expr
+        $(, compression = $compression:ident)?;)*) => {$(
         #[test]
         fn $name() {
-            tree_config!(Cfg, $key, $layout, $classes);
+            tree_config!(Cfg, $key, $layout, $classes
+                $(, radix_core::Compression::$compression)?);
             check::<Cfg, $insert_only>();
         }
     )*};
@@ -324,6 +326,26 @@ model_tests! {
     u16_unit_inline: u16, Inline<()>, DEFAULT, insert_only = false;
     u32_u8_inline: u32, Inline<u8>, DEFAULT, insert_only = false;
     u64_u16_inline: u64, Inline<u16>, CUSTOM, insert_only = false;
+    // Lazy expansion and path compression, alone and together, at every
+    // key width, with values in words, leaves, inline nodes and varlen
+    // slots, and with class lists that start below two children.
+    u8_auto_full: u8, Auto<u64>, DEFAULT, insert_only = false, compression = Full;
+    u16_auto_lazy: u16, Auto<u64>, DEFAULT, insert_only = false, compression = Lazy;
+    u16_inline_path: u16, Inline<[u64; 3]>, TWO, insert_only = false, compression = Path;
+    u32_leaf_full: u32, Leaf<u64>, CUSTOM, insert_only = false, compression = Full;
+    u32_varlen_path: u32, Varlen<VarBytes>, DEFAULT, insert_only = false, compression = Path;
+    u64_auto_full: u64, Auto<u64>, DEFAULT, insert_only = false, compression = Full;
+    u64_auto_lazy: u64, Auto<u64>, DEFAULT, insert_only = false, compression = Lazy;
+    u64_auto_path: u64, Auto<u64>, DEFAULT, insert_only = false, compression = Path;
+    u64_varlen_full: u64, Varlen<VarBytes>, CUSTOM, insert_only = false, compression = Full;
+    u64_inline_lazy: u64, Inline<[u64; 3]>, TWO, insert_only = false, compression = Lazy;
+    u128_auto_full: u128, Auto<u64>, DEFAULT, insert_only = false, compression = Full;
+    u128_leaf_path: u128, Leaf<u64>, CUSTOM, insert_only = false, compression = Path;
+    u128_inline_lazy: u128, Inline<[u64; 3]>, DEFAULT, insert_only = false, compression = Lazy;
+    u128_varlen_full: u128, Varlen<VarBytes>, TWO, insert_only = false, compression = Full;
+    u64_unit_full: u64, Auto<()>, DEFAULT, insert_only = false, compression = Full;
+    u32_u8_inline_full: u32, Inline<u8>, DEFAULT, insert_only = false, compression = Full;
+    u64_auto_full_insert_only: u64, Auto<u64>, DEFAULT, insert_only = true, compression = Full;
 }
 
 /// A tree is `Send` and `Sync` when its values are: readers on several

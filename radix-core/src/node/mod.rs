@@ -26,15 +26,18 @@
 //! to a live, initialised node of the function's kind whose slots hold `S`.
 
 mod class;
+pub(crate) mod lazy;
 mod node16;
 mod node256;
 mod node4;
 mod node48;
+pub(crate) mod prefix;
 mod sorted;
 
 use core::ptr::NonNull;
 
 pub use class::{SizeClasses, MAX_CLASSES};
+pub(crate) use lazy::lazy_leaf_spec;
 pub(crate) use node16::Node16;
 pub(crate) use node256::Node256;
 pub(crate) use node4::Node4;

@@ -33,6 +33,9 @@ macro_rules! tree_config {
         tree_config!($name, $key, $layout, radix_core::SizeClasses::DEFAULT);
     };
     ($name:ident, $key:ty, $layout:ty, $classes:expr) => {
+        tree_config!($name, $key, $layout, $classes, radix_core::Compression::None);
+    };
+    ($name:ident, $key:ty, $layout:ty, $classes:expr, $compression:expr) => {
         enum $name {}
         impl radix_core::Config for $name {
             type Key = $key;
@@ -40,6 +43,7 @@ macro_rules! tree_config {
             type Memory = radix_core::mem::LocalMemory;
             const SIZE_CLASSES: radix_core::SizeClasses = $classes;
             const DELETE: bool = true;
+            const COMPRESSION: radix_core::Compression = $compression;
         }
     };
 }
