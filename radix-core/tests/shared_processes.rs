@@ -338,7 +338,7 @@ fn attach_errors_are_typed() {
     match Area::attach(&area.handle()) {
         Err(ShmError::VersionMismatch {
             found: 99,
-            expected: 1,
+            expected: 2,
             ..
         }) => {}
         other => panic!("{other:?}"),

@@ -11,12 +11,12 @@
 use core::sync::atomic::{AtomicU32, AtomicU64};
 
 use super::lock::{PidMutex, SharedRwLock};
-use crate::node::MAX_CLASSES;
+use crate::config::MAX_POOLS;
 
 /// "RADIXARE" as a little-endian word: the first word of a control segment.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"RADIXARE");
 /// The format version this build writes and reads.
-pub(crate) const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 2;
 
 /// Entries of the segment table; data segments use slots `1..`.
 pub(crate) const SEGMENT_SLOTS: usize = 256;
@@ -24,8 +24,8 @@ pub(crate) const SEGMENT_SLOTS: usize = 256;
 pub(crate) const MAX_TREES: usize = 64;
 /// Caller-defined words stored beside each tree.
 pub(crate) const USER_WORDS: usize = 4;
-/// Node pools a tree can have (inner and leaf classes).
-pub(crate) const NODE_POOLS: usize = 2 * MAX_CLASSES;
+/// Node pools a tree can have (inner and leaf classes, lazy leaves).
+pub(crate) const NODE_POOLS: usize = MAX_POOLS;
 /// Leaf size classes, in bytes; larger leaves get a block of their own.
 pub(crate) const LEAF_CLASSES: [usize; 19] = [
     16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
@@ -33,7 +33,7 @@ pub(crate) const LEAF_CLASSES: [usize; 19] = [
 /// Pools per tree: node pools, then leaf classes.
 pub(crate) const POOLS: usize = NODE_POOLS + LEAF_CLASSES.len();
 /// Words of a configuration fingerprint.
-pub(crate) const FINGERPRINT_WORDS: usize = 6;
+pub(crate) const FINGERPRINT_WORDS: usize = 7;
 
 /// Segment table entry states.
 pub(crate) const SEGMENT_FREE: u32 = 0;

@@ -9,7 +9,7 @@ use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use super::control::{TreeSlot, FINGERPRINT_WORDS, TREE_FREE, TREE_LIVE, USER_WORDS};
 use super::memory::{init_pools, Offset};
 use super::{Area, SharedMemory, ShmError, TreeHandle};
-use crate::config::{Config, Removable};
+use crate::config::{Compression, Config, Removable};
 use crate::key::Key;
 use crate::tree::{InputOf, LayoutOf, OldOf, ValueOf};
 use crate::value::{MutableLayout, ValueLayout};
@@ -23,10 +23,12 @@ const PARTS: [&str; FINGERPRINT_WORDS] = [
     "value alignment",
     "size classes",
     "delete",
+    "compression",
 ];
 
 /// The configuration as an area records it: key width, value layout, value
-/// size and alignment, size classes and whether delete exists.
+/// size and alignment, size classes, whether delete exists and the
+/// compression.
 fn fingerprint<C: Config>() -> [u64; FINGERPRINT_WORDS] {
     let mut name = [0u8; 8];
     let layout = LayoutOf::<C>::NAME.as_bytes();
@@ -38,6 +40,7 @@ fn fingerprint<C: Config>() -> [u64; FINGERPRINT_WORDS] {
         LayoutOf::<C>::VALUE_ALIGN as u64,
         C::SIZE_CLASSES.fingerprint(),
         u64::from(C::DELETE),
+        C::COMPRESSION as u64,
     ]
 }
 
@@ -51,6 +54,15 @@ fn describe(part: usize, word: u64) -> String {
         2 if word == 0 => "run-time sized".to_string(),
         2 | 3 => format!("{word} bytes"),
         4 => format!("class list fingerprint {word:#018x}"),
+        6 => [
+            Compression::None,
+            Compression::Lazy,
+            Compression::Path,
+            Compression::Full,
+        ]
+        .into_iter()
+        .find(|c| *c as u64 == word)
+        .map_or_else(|| format!("unknown compression {word}"), |c| c.name().to_string()),
         _ => (word != 0).to_string(),
     }
 }
@@ -553,4 +565,4 @@ impl<C: Config<Memory = SharedMemory>> fmt::Debug for WriteGuard<'_, C> {
 }
 
 // The engine's pools must fit the area's pool table.
-const _: () = assert!(super::control::NODE_POOLS >= 2 * crate::node::MAX_CLASSES);
+const _: () = assert!(super::control::NODE_POOLS >= crate::config::MAX_POOLS);
