@@ -530,3 +530,6 @@ impl<C: Config> RawTree<C> {
         needs.reserve(mem)
     }
 }
+
+#[cfg(test)]
+mod tests;
