@@ -117,6 +117,9 @@ pub trait Removable: Config {}
 /// hold.
 pub(crate) type RefOf<C> = <<C as Config>::Memory as Memory>::Ref;
 
+/// The last-level slot type of configuration `C`.
+type SlotOf<C> = <<C as Config>::Layout as ValueLayout>::Slot;
+
 /// The node pools a configuration needs: one per class for inner nodes
 /// (slots are child references) and, unless the last-level slot has the
 /// same size and alignment as a child reference, one per class for leaf
@@ -151,10 +154,7 @@ impl<C: Config> Pools<C> {
             8
         };
         let align = {
-            let (a, b) = (
-                node_align::<RefOf<C>>(),
-                node_align::<<C::Layout as ValueLayout>::Slot>(),
-            );
+            let (a, b) = (Self::align::<RefOf<C>>(), Self::align::<SlotOf<C>>());
             if a > b {
                 a
             } else {
@@ -165,6 +165,18 @@ impl<C: Config> Pools<C> {
     } else {
         0
     };
+
+    /// Alignment of nodes whose slots are `S`: with path compression at
+    /// least 16, so that a child reference has bit 3 free for its
+    /// skipped-bytes flag (see [`crate::ptr`]).
+    const fn align<S>() -> usize {
+        let align = node_align::<S>();
+        if C::COMPRESSION.path() && align < 16 {
+            16
+        } else {
+            align
+        }
+    }
 
     /// Pool of the lazy leaves (only when lazy expansion is on).
     #[inline(always)]
@@ -206,15 +218,15 @@ impl<C: Config> Pools<C> {
             let (kind, cap) = (classes.kind(class), classes.capacity(class));
             specs[Self::inner(class)] = PoolSpec {
                 size: Self::PREFIX + node_size::<RefOf<C>>(kind, cap),
-                align: node_align::<RefOf<C>>(),
+                align: Self::align::<RefOf<C>>(),
             };
             specs[Self::leaf(class)] = PoolSpec {
-                size: Self::PREFIX + node_size::<<C::Layout as ValueLayout>::Slot>(kind, cap),
-                align: node_align::<<C::Layout as ValueLayout>::Slot>(),
+                size: Self::PREFIX + node_size::<SlotOf<C>>(kind, cap),
+                align: Self::align::<SlotOf<C>>(),
             };
         }
         if C::COMPRESSION.lazy() {
-            specs[Self::lazy()] = lazy_leaf_spec::<C::Key, <C::Layout as ValueLayout>::Slot>();
+            specs[Self::lazy()] = lazy_leaf_spec::<C::Key, SlotOf<C>>();
         }
         (specs, Self::COUNT)
     }

@@ -22,8 +22,8 @@ use crate::key::{Key, SPAN};
 use crate::node::{lazy, END};
 use crate::ptr::NodePtr;
 use crate::tree::{
-    entry_at, entry_before, node_key, node_shift, resolve, seek, LayoutOf, RawTree, SlotOf,
-    ValueOf, MAX_LEVELS,
+    entry_at, entry_before, follow, node_key, node_shift, seek, unflagged, LayoutOf, RawTree,
+    SlotOf, ValueOf, MAX_LEVELS,
 };
 use crate::value::ValueLayout;
 
@@ -85,6 +85,7 @@ impl<C: Config> Cursor<C> {
             lazy_root: None,
         };
         if let Some((root, root_shift)) = tree.root() {
+            let root = unflagged::<C>(root);
             cursor.root_shift = root_shift;
             if root.is_lazy() {
                 cursor.lazy_root = Some(root);
@@ -208,7 +209,7 @@ impl<C: Config> Cursor<C> {
                 }
                 match entry_at::<RefOf<C>>(node, pos) {
                     Some(e) if e.chunk == chunk => {
-                        let child = resolve(mem, e.slot.read());
+                        let child = follow::<C>(mem, e.slot.read());
                         if C::COMPRESSION.lazy() && child.is_lazy() {
                             // Produce the leaf only if it is not below `lower`.
                             if lazy_entry::<C>(child).0 < lower {
@@ -253,15 +254,14 @@ impl<C: Config> Cursor<C> {
                 self.top().pos = pos;
                 if shift == 0 {
                     // The last level holds `upper` itself: include it.
-                    if let Some(e) = entry_at::<SlotOf<C>>(node, pos).filter(|e| e.chunk == chunk)
-                    {
+                    if let Some(e) = entry_at::<SlotOf<C>>(node, pos).filter(|e| e.chunk == chunk) {
                         self.top().pos = e.next;
                     }
                     return;
                 }
                 match entry_at::<RefOf<C>>(node, pos) {
                     Some(e) if e.chunk == chunk => {
-                        let child = resolve(mem, e.slot.read());
+                        let child = follow::<C>(mem, e.slot.read());
                         if C::COMPRESSION.lazy() && child.is_lazy() {
                             if lazy_entry::<C>(child).0 <= upper {
                                 self.top().pos = e.next;
@@ -296,7 +296,7 @@ impl<C: Config> Cursor<C> {
                     }
                 } else if let Some(e) = entry_at::<RefOf<C>>(frame.node, frame.pos) {
                     self.top().pos = e.next;
-                    let child = resolve(mem, e.slot.read());
+                    let child = follow::<C>(mem, e.slot.read());
                     if C::COMPRESSION.lazy() && child.is_lazy() {
                         return Some(lazy_entry::<C>(child));
                     }
@@ -307,7 +307,9 @@ impl<C: Config> Cursor<C> {
             self.depth -= 1;
         }
         // SAFETY: a lazy root is live while the tree is.
-        self.lazy_root.take().map(|leaf| unsafe { lazy_entry::<C>(leaf) })
+        self.lazy_root
+            .take()
+            .map(|leaf| unsafe { lazy_entry::<C>(leaf) })
     }
 
     /// The next key and its slot, backwards.
@@ -328,7 +330,7 @@ impl<C: Config> Cursor<C> {
                     }
                 } else if let Some(e) = entry_before::<RefOf<C>>(frame.node, frame.pos) {
                     self.top().pos = e.next;
-                    let child = resolve(mem, e.slot.read());
+                    let child = follow::<C>(mem, e.slot.read());
                     if C::COMPRESSION.lazy() && child.is_lazy() {
                         return Some(lazy_entry::<C>(child));
                     }
@@ -339,7 +341,9 @@ impl<C: Config> Cursor<C> {
             self.depth -= 1;
         }
         // SAFETY: a lazy root is live while the tree is.
-        self.lazy_root.take().map(|leaf| unsafe { lazy_entry::<C>(leaf) })
+        self.lazy_root
+            .take()
+            .map(|leaf| unsafe { lazy_entry::<C>(leaf) })
     }
 }
 

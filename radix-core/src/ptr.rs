@@ -7,7 +7,16 @@
 //! kind sits in bits 0 and 1, not higher, so that the dispatch masks the
 //! word and needs no shift. Bit 2 marks a *lazy leaf* (a key and its value
 //! standing for a subtree of one key, see [`crate::node::lazy`]) in trees
-//! with lazy expansion; its kind bits are zero. (The [`Varlen`](crate::value::Varlen) layout's
+//! with lazy expansion; its kind bits are zero.
+//!
+//! Path-compressed trees align their nodes to 16 bytes and spend bit 3 of a
+//! *stored child reference* on whether the node skips key bytes (its prefix
+//! word records a shift below the chunk after its parent's, see
+//! [`crate::node::prefix`]). A lookup reads that word only where the flag
+//! says so, so the keys of a dense tree, which skip nothing, descend as in
+//! an uncompressed tree: the next chunk's shift is known before the child
+//! is loaded, not read from it. The engine strips the flag
+//! ([`NodePtr::without_prefixed`]) before it uses the pointer. (The [`Varlen`](crate::value::Varlen) layout's
 //! "embedded value" tag is bit 0 too, but of *value* slots, which never
 //! hold a node pointer: each level's slots are all children or all values.)
 //!
@@ -40,6 +49,7 @@ pub const NODE_ALIGN: usize = 8;
 const KIND_SHIFT: usize = 0;
 const KIND_MASK: usize = 0b11;
 const LAZY_BIT: usize = 0b100;
+const PREFIXED_BIT: usize = 0b1000;
 const TAG_MASK: usize = NODE_ALIGN - 1;
 
 /// A pointer to a node, tagged with the node's kind.
@@ -74,6 +84,48 @@ impl NodePtr {
     #[inline(always)]
     pub fn is_lazy(self) -> bool {
         self.tagged.addr().get() & LAZY_BIT != 0
+    }
+
+    /// Whether this points to a lazy leaf, or (path compression) to a node
+    /// that skips key bytes: whether a lookup must look closer before it
+    /// descends. One test of the tag for both.
+    #[inline(always)]
+    pub fn needs_check(self) -> bool {
+        self.tagged.addr().get() & (LAZY_BIT | PREFIXED_BIT) != 0
+    }
+
+    /// Whether the reference this came from flags a node that skips key
+    /// bytes (path-compressed trees only).
+    #[inline(always)]
+    pub fn is_prefixed(self) -> bool {
+        !self.is_lazy() && self.tagged.addr().get() & PREFIXED_BIT != 0
+    }
+
+    /// This node pointer with the skipped-bytes flag set as `prefixed`
+    /// says. The node must be 16-aligned, as path-compressed trees' are.
+    #[inline(always)]
+    pub fn with_prefixed(self, prefixed: bool) -> Self {
+        debug_assert!(!self.is_lazy(), "a lazy leaf has no prefix");
+        let flag = if prefixed { PREFIXED_BIT } else { 0 };
+        Self {
+            tagged: self.tagged.map_addr(|a| {
+                // SAFETY: a node's address is not zero; only a tag bit
+                // below its alignment changes.
+                unsafe { core::num::NonZeroUsize::new_unchecked((a.get() & !PREFIXED_BIT) | flag) }
+            }),
+        }
+    }
+
+    /// This node pointer without the skipped-bytes flag: the form every
+    /// other method expects. A lazy leaf is returned unchanged (bit 3 is
+    /// part of its address).
+    #[inline(always)]
+    pub fn without_prefixed(self) -> Self {
+        if self.is_lazy() {
+            self
+        } else {
+            self.with_prefixed(false)
+        }
     }
 
     /// A node pointer from its tagged form, as [`NodePtr::tagged`] gave it.

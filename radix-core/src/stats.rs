@@ -82,31 +82,26 @@ impl<C: Config> RawTree<C> {
         if let Some((root, root_shift)) = self.root() {
             // SAFETY: the tree is live and borrowed; the walk only reads.
             unsafe {
-                walk_nodes::<C, _>(
-                    &mut self.memory(),
-                    root,
-                    root_shift,
-                    |_, visit| {
-                        let (node, shift) = (visit.node, visit.shift);
-                        if node.is_lazy() {
-                            lazy_leaves += 1;
-                            let slot = lazy::slot::<C::Key, SlotOf<C>>(node.addr());
-                            leaves += LayoutOf::<C>::is_leaf(slot) as usize;
-                            return;
+                walk_nodes::<C, _>(&mut self.memory(), root, root_shift, |_, visit| {
+                    let (node, shift) = (visit.node, visit.shift);
+                    if node.is_lazy() {
+                        lazy_leaves += 1;
+                        let slot = lazy::slot::<C::Key, SlotOf<C>>(node.addr());
+                        leaves += LayoutOf::<C>::is_leaf(slot) as usize;
+                        return;
+                    }
+                    let class = &mut classes[node::class(node.addr())];
+                    if shift == 0 {
+                        class.last_level += 1;
+                        let mut pos = 0;
+                        while let Some(e) = entry_at::<SlotOf<C>>(node, pos) {
+                            leaves += LayoutOf::<C>::is_leaf(e.slot) as usize;
+                            pos = e.next;
                         }
-                        let class = &mut classes[node::class(node.addr())];
-                        if shift == 0 {
-                            class.last_level += 1;
-                            let mut pos = 0;
-                            while let Some(e) = entry_at::<SlotOf<C>>(node, pos) {
-                                leaves += LayoutOf::<C>::is_leaf(e.slot) as usize;
-                                pos = e.next;
-                            }
-                        } else {
-                            class.inner += 1;
-                        }
-                    },
-                );
+                    } else {
+                        class.inner += 1;
+                    }
+                });
             }
         }
         let classes = (0..C::SIZE_CLASSES.len())

@@ -119,6 +119,31 @@ pub(crate) fn resolve<M: Memory>(mem: &M, stored: M::Ref) -> NodePtr {
     NodePtr::from_tagged(mem.resolve(stored))
 }
 
+/// The node a stored reference of configuration `C` names, without the
+/// skipped-bytes flag of a path-compressed tree (see [`crate::ptr`]): what
+/// every use but the lookup's descent wants.
+#[inline(always)]
+pub(crate) fn follow<C: Config>(mem: &C::Memory, stored: RefOf<C>) -> NodePtr {
+    unflagged::<C>(resolve(mem, stored))
+}
+
+/// `node` without the skipped-bytes flag, which only path-compressed trees
+/// have (elsewhere bit 3 is part of the address).
+#[inline(always)]
+pub(crate) fn unflagged<C: Config>(node: NodePtr) -> NodePtr {
+    if C::COMPRESSION.path() {
+        node.without_prefixed()
+    } else {
+        node
+    }
+}
+
+/// Whether `node`, as a reference named it, carries the skipped-bytes flag.
+#[inline(always)]
+pub(crate) fn flagged<C: Config>(node: NodePtr) -> bool {
+    C::COMPRESSION.path() && node.is_prefixed()
+}
+
 /// The stored reference to `node`.
 #[inline(always)]
 pub(crate) fn stored<M: Memory>(mem: &M, node: NodePtr) -> M::Ref {
@@ -231,6 +256,8 @@ pub(crate) struct Visit<K> {
     /// The key bits the path to it fixes: every bit above `start + 8`
     /// (zero for the root).
     pub(crate) path_key: K,
+    /// Whether the reference to it carries the skipped-bytes flag.
+    pub(crate) flagged: bool,
 }
 
 /// Visits every node and lazy leaf below and including `root`, parents
@@ -249,6 +276,8 @@ pub(crate) unsafe fn walk_nodes<C: Config, A: Borrow<C::Memory>>(
     root_shift: u32,
     mut visit: impl FnMut(&mut A, Visit<C::Key>),
 ) {
+    let root_flagged = flagged::<C>(root);
+    let root = unflagged::<C>(root);
     // Frames: node, walk position, the node's shift, its path's key.
     let mut stack = [(root, 0u16, 0u32, C::Key::MIN); MAX_LEVELS];
     // SAFETY: the caller's contract: the node is live.
@@ -260,6 +289,7 @@ pub(crate) unsafe fn walk_nodes<C: Config, A: Borrow<C::Memory>>(
             shift,
             start: root_shift,
             path_key: C::Key::MIN,
+            flagged: root_flagged,
         },
     );
     if root.is_lazy() {
@@ -277,7 +307,8 @@ pub(crate) unsafe fn walk_nodes<C: Config, A: Borrow<C::Memory>>(
                 stack[depth - 1].1 = e.next;
                 let path_key = key.with_chunk(shift, e.chunk);
                 // SAFETY: the slot holds a live child reference.
-                let child = resolve((*access).borrow(), unsafe { e.slot.read() });
+                let raw = resolve((*access).borrow(), unsafe { e.slot.read() });
+                let child = unflagged::<C>(raw);
                 // SAFETY: as above.
                 let child_shift = unsafe { node_shift::<C>(child, shift - SPAN) };
                 let visit_child = Visit {
@@ -285,6 +316,7 @@ pub(crate) unsafe fn walk_nodes<C: Config, A: Borrow<C::Memory>>(
                     shift: child_shift,
                     start: shift - SPAN,
                     path_key,
+                    flagged: flagged::<C>(raw),
                 };
                 visit(access, visit_child);
                 if !child.is_lazy() && child_shift > 0 {
@@ -531,7 +563,8 @@ impl<C: Config> RawTree<C> {
         }
     }
 
-    /// The root node and its shift.
+    /// The root node, as its stored reference names it (with a
+    /// path-compressed tree's skipped-bytes flag), and its shift.
     pub(crate) fn root(&self) -> Option<(NodePtr, u32)> {
         self.root.map(|r| (resolve(&self.mem, r), self.root_shift))
     }
@@ -546,7 +579,7 @@ impl<C: Config> RawTree<C> {
         if !C::COMPRESSION.is_none() {
             return self.find_compressed(key);
         }
-        let mut node = resolve(&self.mem, self.root?);
+        let mut node = follow::<C>(&self.mem, self.root?);
         let mut shift = self.root_shift;
         if key.above(shift) {
             return None;
@@ -719,7 +752,7 @@ impl<C: Config> RawTree<C> {
             // parent is not changed while `loc` is used).
             unsafe {
                 while shift > 0 {
-                    let node = resolve(&self.mem, loc.read());
+                    let node = follow::<C>(&self.mem, loc.read());
                     let chunk = key.chunk(shift);
                     match find_slot::<RefOf<C>>(node, chunk) {
                         Some(child) => {
@@ -780,7 +813,7 @@ impl<C: Config> RawTree<C> {
         // SAFETY: the caller's contract; the replaced slot value is live
         // (its value shown to `on_replace`) until `take` consumes it.
         unsafe {
-            let node = resolve(mem, loc.read());
+            let node = follow::<C>(mem, loc.read());
             if let Some(slot) = find_slot::<SlotOf<C>>(node, chunk) {
                 let mut old = slot.read();
                 slot.write(slot_value);
@@ -826,7 +859,7 @@ impl<C: Config> RawTree<C> {
                 if shift == 0 {
                     break;
                 }
-                match find_slot::<RefOf<C>>(resolve(&self.mem, loc.read()), key.chunk(shift)) {
+                match find_slot::<RefOf<C>>(follow::<C>(&self.mem, loc.read()), key.chunk(shift)) {
                     Some(child) => {
                         loc = child;
                         shift -= SPAN;
@@ -835,7 +868,7 @@ impl<C: Config> RawTree<C> {
                     None => return Ok(absent()),
                 }
             }
-            let leaf_node = resolve(&self.mem, loc.read());
+            let leaf_node = follow::<C>(&self.mem, loc.read());
             if C::Memory::FALLIBLE {
                 // Reserve before the first change, which needs a search
                 // of its own here.
@@ -852,7 +885,7 @@ impl<C: Config> RawTree<C> {
             let mut shift = 0;
             loop {
                 let loc = path[level].assume_init();
-                let node = resolve(mem, loc.read());
+                let node = follow::<C>(mem, loc.read());
                 if node::count(node.addr()) > 0 {
                     if shift == 0 {
                         Self::shrink_if_sparse::<SlotOf<C>>(mem, loc, node, shift);
@@ -867,7 +900,7 @@ impl<C: Config> RawTree<C> {
                 }
                 level -= 1;
                 shift += SPAN;
-                let parent = resolve(mem, path[level].assume_init().read());
+                let parent = follow::<C>(mem, path[level].assume_init().read());
                 remove_entry::<RefOf<C>>(parent, key.chunk(shift))
                     .expect("the child is in its parent");
             }
@@ -906,7 +939,7 @@ impl<C: Config> RawTree<C> {
     ) -> Result<(), MemError<C>> {
         for (level, loc) in path.iter().enumerate().rev() {
             // SAFETY: caller's contract.
-            let node = resolve(mem, unsafe { loc.assume_init().read() });
+            let node = follow::<C>(mem, unsafe { loc.assume_init().read() });
             // SAFETY: as above.
             let (count, class) = unsafe { (node::count(node.addr()), node::class(node.addr())) };
             if count > 1 {
@@ -936,7 +969,7 @@ impl<C: Config> RawTree<C> {
         let visit = LayoutOf::<C>::VISIT_ON_DROP
             && (LayoutOf::<C>::DROPS_VALUES || !self.mem.releases_leaves());
         if let (Some(root), true) = (root, visit) {
-            let root = resolve(&self.mem, root);
+            let root = follow::<C>(&self.mem, root);
             // SAFETY: the detached tree is live until `release_all`; each
             // value slot is dropped exactly once.
             unsafe {
@@ -974,7 +1007,7 @@ impl<C: Config> RawTree<C> {
     /// matches the largest key.
     fn drop_levels(&mut self) {
         while self.root_shift > 0 {
-            let root = resolve(&self.mem, self.root.expect("non-empty tree"));
+            let root = follow::<C>(&self.mem, self.root.expect("non-empty tree"));
             // SAFETY: the root is live and inner; its only child is live.
             unsafe {
                 if node::count(root.addr()) != 1 {
@@ -1099,9 +1132,29 @@ impl<C: Config> RawTree<C> {
             let class = node::class(node.addr());
             if node::count(node.addr()) == C::SIZE_CLASSES.capacity(class) {
                 node = Self::convert::<S>(mem, node, class + 1, shift);
-                loc.write(stored(mem, node));
+                Self::relink(mem, loc, node);
             }
             insert_entry(node, chunk, value);
+        }
+    }
+
+    /// Writes `node` to `loc` in place of the node there (which it was
+    /// converted from), keeping a path-compressed tree's skipped-bytes flag:
+    /// same place, same shift.
+    ///
+    /// # Safety
+    ///
+    /// `loc` is a live location holding a node reference.
+    #[inline(always)]
+    unsafe fn relink(mem: &C::Memory, loc: NonNull<RefOf<C>>, node: NodePtr) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let node = if C::COMPRESSION.path() {
+                node.with_prefixed(resolve(mem, loc.read()).is_prefixed())
+            } else {
+                node
+            };
+            loc.write(stored(mem, node));
         }
     }
 
@@ -1144,7 +1197,7 @@ impl<C: Config> RawTree<C> {
             let target = Self::shrink_target(node::count(node.addr()), class);
             if target != class {
                 let new = Self::convert::<S>(mem, node, target, shift);
-                loc.write(stored(mem, new));
+                Self::relink(mem, loc, new);
             }
         }
     }

@@ -35,7 +35,8 @@ impl<C: Config> RawTree<C> {
     /// With [compression](crate::Compression) it also checks that every
     /// prefix word and every lazy leaf's key agrees with the path leading
     /// to it, that a prefix word's shift lies at or below the chunk after
-    /// its parent's, that with path compression no inner node has a single
+    /// its parent's (and the reference to the node flags it exactly when
+    /// it lies below), that with path compression no inner node has a single
     /// child, and that with lazy expansion no subtree holds a single key
     /// (no last-level node holds one value, no node holds only a lazy
     /// leaf).
@@ -181,6 +182,12 @@ unsafe fn check_compressed<C: Config>(
         }
         if shift > 0 && count < 2 {
             return Err("an inner node with one child under path compression".into());
+        }
+        if visit.flagged != (shift != visit.start) {
+            return Err(format!(
+                "skipped-bytes flag {} for a node at shift {shift} below {}",
+                visit.flagged, visit.start
+            ));
         }
     }
     if C::COMPRESSION.lazy() && count == 1 {

@@ -12,7 +12,8 @@
 //! node with one key collapses it back into a lazy leaf.
 //!
 //! A random `u64` key in a tree of a million then costs about three
-//! nodes' share of slots plus one 16-byte lazy leaf, where the
+//! nodes' share of slots plus one 16-byte lazy leaf (24 bytes for a `u128`
+//! key), where the
 //! uncompressed tree builds five single-child node4s below the dense top.
 
 use core::ptr::NonNull;
@@ -20,22 +21,24 @@ use core::ptr::NonNull;
 use crate::mem::PoolSpec;
 use crate::ptr::NODE_ALIGN;
 
-/// A lazy leaf: a key and its value slot.
-#[repr(C)]
-pub(crate) struct LazyLeaf<K, S> {
-    pub(crate) key: K,
-    pub(crate) slot: S,
+/// Where a lazy leaf keeps its key: right after the value slot, which
+/// comes first so that it has the slot type's alignment (a lookup hands
+/// out references into it). The key is read unaligned, so a `u128` key
+/// beside a one-word slot makes a 24-byte leaf, not the 32 bytes a
+/// 16-aligned `u128` field would take.
+const fn key_offset<S>() -> usize {
+    size_of::<S>()
 }
 
 /// The pool of lazy leaves of key `K` and slot `S`.
 pub(crate) const fn lazy_leaf_spec<K, S>() -> PoolSpec {
-    let align = if align_of::<LazyLeaf<K, S>>() > NODE_ALIGN {
-        align_of::<LazyLeaf<K, S>>()
+    let align = if align_of::<S>() > NODE_ALIGN {
+        align_of::<S>()
     } else {
         NODE_ALIGN
     };
     PoolSpec {
-        size: size_of::<LazyLeaf<K, S>>().div_ceil(align) * align,
+        size: (key_offset::<S>() + size_of::<K>()).div_ceil(align) * align,
         align,
     }
 }
@@ -47,8 +50,14 @@ pub(crate) const fn lazy_leaf_spec<K, S>() -> PoolSpec {
 /// `leaf` is a live, initialised lazy leaf of key `K` and slot `S`.
 #[inline(always)]
 pub(crate) unsafe fn key<K: Copy, S>(leaf: NonNull<u8>) -> K {
-    // SAFETY: the caller's contract.
-    unsafe { (*leaf.cast::<LazyLeaf<K, S>>().as_ptr()).key }
+    // SAFETY: the caller's contract: the key was written at this offset,
+    // inside the leaf's allocation.
+    unsafe {
+        leaf.byte_add(key_offset::<S>())
+            .cast::<K>()
+            .as_ptr()
+            .read_unaligned()
+    }
 }
 
 /// The value slot of the lazy leaf at `leaf`.
@@ -58,8 +67,8 @@ pub(crate) unsafe fn key<K: Copy, S>(leaf: NonNull<u8>) -> K {
 /// `leaf` is a live lazy leaf of key `K` and slot `S`.
 #[inline(always)]
 pub(crate) unsafe fn slot<K, S>(leaf: NonNull<u8>) -> NonNull<S> {
-    // SAFETY: the caller's contract; the field is inside the allocation.
-    unsafe { leaf.byte_add(core::mem::offset_of!(LazyLeaf<K, S>, slot)).cast() }
+    // The slot is at the start of the leaf, aligned as the pool is.
+    leaf.cast()
 }
 
 /// Initialises a lazy leaf.
@@ -69,6 +78,13 @@ pub(crate) unsafe fn slot<K, S>(leaf: NonNull<u8>) -> NonNull<S> {
 /// `leaf` is a fresh allocation from the pool of [`lazy_leaf_spec`].
 #[inline(always)]
 pub(crate) unsafe fn init<K, S>(leaf: NonNull<u8>, key: K, slot: S) {
-    // SAFETY: the caller's contract.
-    unsafe { leaf.cast::<LazyLeaf<K, S>>().write(LazyLeaf { key, slot }) }
+    // SAFETY: the caller's contract: the allocation holds a slot at its
+    // start, aligned for `S`, and the key after it.
+    unsafe {
+        leaf.cast::<S>().write(slot);
+        leaf.byte_add(key_offset::<S>())
+            .cast::<K>()
+            .as_ptr()
+            .write_unaligned(key);
+    }
 }

@@ -62,7 +62,10 @@ fn describe(part: usize, word: u64) -> String {
         ]
         .into_iter()
         .find(|c| *c as u64 == word)
-        .map_or_else(|| format!("unknown compression {word}"), |c| c.name().to_string()),
+        .map_or_else(
+            || format!("unknown compression {word}"),
+            |c| c.name().to_string(),
+        ),
         _ => (word != 0).to_string(),
     }
 }

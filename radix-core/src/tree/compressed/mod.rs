@@ -41,10 +41,13 @@ unsafe fn lazy_match<C: Config>(leaf: NodePtr, key: C::Key) -> Option<NonNull<Sl
     let addr = leaf.addr();
     // SAFETY: the caller's contract.
     unsafe {
-        (lazy::key::<C::Key, SlotOf<C>>(addr) == key)
-            .then(|| lazy::slot::<C::Key, SlotOf<C>>(addr))
+        (lazy::key::<C::Key, SlotOf<C>>(addr) == key).then(|| lazy::slot::<C::Key, SlotOf<C>>(addr))
     }
 }
+
+/// One node on a removal's path: where it is held, the node, its shift,
+/// and the shift of the chunk after its parent's.
+type PathStep<C> = (NonNull<RefOf<C>>, NodePtr, u32, u32);
 
 /// Where a removal found its key.
 enum Found<R> {
@@ -64,6 +67,11 @@ impl<C: Config> RawTree<C> {
     };
 
     /// The slot of `key` in a compressed tree.
+    ///
+    /// A child reference's tag says whether the child needs a closer look
+    /// (a lazy leaf, or a node that skips bytes); where it does not, the
+    /// descent is the uncompressed one, the next chunk's shift known before
+    /// the child is loaded.
     #[inline(always)]
     pub(super) fn find_compressed(&self, key: C::Key) -> Option<NonNull<SlotOf<C>>> {
         let mut node = resolve(&self.mem, self.root?);
@@ -74,13 +82,20 @@ impl<C: Config> RawTree<C> {
         loop {
             // SAFETY: nodes and lazy leaves reachable from the root are
             // live; above the last level a node's slots are child
-            // references, at it the layout's; path-compressed nodes have
-            // prefix words.
+            // references, at it the layout's; flagged nodes (path
+            // compression only) have prefix words.
             unsafe {
-                if C::COMPRESSION.lazy() && node.is_lazy() {
-                    return lazy_match::<C>(node, key);
-                }
-                if C::COMPRESSION.path() {
+                // (Without path compression bit 3 belongs to the address.)
+                let check = if C::COMPRESSION.path() {
+                    node.needs_check()
+                } else {
+                    node.is_lazy()
+                };
+                if check {
+                    if C::COMPRESSION.lazy() && node.is_lazy() {
+                        return lazy_match::<C>(node, key);
+                    }
+                    node = node.without_prefixed();
                     let word = prefix_word::<C::Key>(node.addr());
                     if !key.matches_word(word) {
                         return None;
@@ -94,6 +109,24 @@ impl<C: Config> RawTree<C> {
             }
             shift -= SPAN;
         }
+    }
+
+    /// The stored reference to `node` placed where the chunk at `start` is
+    /// next: with path compression, flagged if the node skips bytes.
+    ///
+    /// # Safety
+    ///
+    /// `node` is a live node or lazy leaf of this tree.
+    #[inline(always)]
+    unsafe fn link(mem: &C::Memory, node: NodePtr, start: u32) -> RefOf<C> {
+        let node = if C::COMPRESSION.path() && !node.is_lazy() {
+            // SAFETY: the caller's contract.
+            let shift = unsafe { prefix_word::<C::Key>(node.addr()).word_shift() };
+            node.with_prefixed(shift != start)
+        } else {
+            node
+        };
+        stored(mem, node)
     }
 
     /// Counts what [`Self::single`] allocates.
@@ -167,7 +200,11 @@ impl<C: Config> RawTree<C> {
             } else {
                 let new = Self::single(mem, key, slot_value);
                 insert_entry(node, other.chunk(diverge), stored(mem, leaf));
-                insert_entry(node, key.chunk(diverge), stored(mem, new));
+                insert_entry(
+                    node,
+                    key.chunk(diverge),
+                    Self::link(mem, new, diverge - SPAN),
+                );
             }
         }
         if !C::COMPRESSION.path() {
@@ -200,17 +237,18 @@ impl<C: Config> RawTree<C> {
                 slot_value = Self::reserve(&mut self.mem, &needs, slot_value)?;
             }
             let root = Self::single(&mut self.mem, key, slot_value);
-            self.root = Some(stored(&self.mem, root));
             self.root_shift = if C::COMPRESSION.path() {
                 top
             } else {
                 key.root_shift()
             };
+            // SAFETY: the new root is live.
+            self.root = Some(unsafe { Self::link(&self.mem, root, self.root_shift) });
             self.len = 1;
             return Ok(absent());
         };
         if !C::COMPRESSION.path() && key.above(self.root_shift) {
-            if resolve(&self.mem, root).is_lazy() {
+            if follow::<C>(&self.mem, root).is_lazy() {
                 // A lazy root stands for any height.
                 self.root_shift = key.root_shift();
             } else {
@@ -240,7 +278,7 @@ impl<C: Config> RawTree<C> {
         // exist only in configurations that have them.
         unsafe {
             loop {
-                let node = resolve(&self.mem, loc.read());
+                let node = follow::<C>(&self.mem, loc.read());
                 if C::COMPRESSION.lazy() && node.is_lazy() {
                     let other = lazy::key::<C::Key, SlotOf<C>>(node.addr());
                     if other == key {
@@ -258,7 +296,7 @@ impl<C: Config> RawTree<C> {
                     }
                     let mem = &mut self.mem;
                     let new = Self::split_lazy(mem, node, other, key, diverge, shift, slot_value);
-                    loc.write(stored(mem, new));
+                    loc.write(Self::link(mem, new, shift));
                     self.len += 1;
                     return Ok(absent());
                 }
@@ -278,16 +316,18 @@ impl<C: Config> RawTree<C> {
                         let mem = &mut self.mem;
                         let parent = Self::new_node(mem, Self::PAIR_CLASS, diverge, key);
                         let new = Self::single(mem, key, slot_value);
-                        insert_entry(parent, word.chunk(diverge), stored(mem, node));
-                        insert_entry(parent, key.chunk(diverge), stored(mem, new));
-                        loc.write(stored(mem, parent));
+                        let below = diverge - SPAN;
+                        insert_entry(parent, word.chunk(diverge), Self::link(mem, node, below));
+                        insert_entry(parent, key.chunk(diverge), Self::link(mem, new, below));
+                        loc.write(Self::link(mem, parent, shift));
                         self.len += 1;
                         return Ok(absent());
                     }
                     shift = word.word_shift();
                 }
                 if shift == 0 {
-                    let old = Self::insert_at_leaf(&mut self.mem, loc, key, slot_value, on_replace)?;
+                    let old =
+                        Self::insert_at_leaf(&mut self.mem, loc, key, slot_value, on_replace)?;
                     self.len += usize::from(old.is_none());
                     return Ok(old.unwrap_or_else(absent));
                 }
@@ -306,7 +346,7 @@ impl<C: Config> RawTree<C> {
                         }
                         let mem = &mut self.mem;
                         let new = Self::single(mem, key, slot_value);
-                        let new = stored(mem, new);
+                        let new = Self::link(mem, new, shift - SPAN);
                         Self::add_child(mem, loc, node, chunk, new, shift);
                         self.len += 1;
                         return Ok(absent());
@@ -325,8 +365,9 @@ impl<C: Config> RawTree<C> {
         if !C::COMPRESSION.path() && key.above(self.root_shift) {
             return Ok(absent());
         }
-        // The nodes from the root down: location, node, shift.
-        let mut path = [MaybeUninit::<(NonNull<RefOf<C>>, NodePtr, u32)>::uninit(); MAX_LEVELS];
+        // The nodes from the root down: location, node, shift, and the
+        // shift of the chunk after the parent's.
+        let mut path = [MaybeUninit::<PathStep<C>>::uninit(); MAX_LEVELS];
         let mut depth = 0;
         let mut loc = NonNull::from(self.root.as_mut().expect("non-empty tree"));
         let mut shift = self.root_shift;
@@ -334,7 +375,8 @@ impl<C: Config> RawTree<C> {
         // used bottom-up, each before its parent node changes.
         unsafe {
             let found = loop {
-                let node = resolve(&self.mem, loc.read());
+                let start = shift;
+                let node = follow::<C>(&self.mem, loc.read());
                 if C::COMPRESSION.lazy() && node.is_lazy() {
                     if lazy::key::<C::Key, SlotOf<C>>(node.addr()) != key {
                         return Ok(absent());
@@ -348,7 +390,7 @@ impl<C: Config> RawTree<C> {
                     }
                     shift = word.word_shift();
                 }
-                path[depth].write((loc, node, shift));
+                path[depth].write((loc, node, shift, start));
                 depth += 1;
                 if shift == 0 {
                     if find_slot::<SlotOf<C>>(node, key.chunk(0)).is_none() {
@@ -371,18 +413,18 @@ impl<C: Config> RawTree<C> {
             let mem = &mut self.mem;
             let slot = match found {
                 Found::Lazy(at) => {
-                    let leaf = resolve(mem, at.read());
+                    let leaf = follow::<C>(mem, at.read());
                     let slot = lazy::slot::<C::Key, SlotOf<C>>(leaf.addr()).read();
                     mem.free_node(Pools::<C>::lazy(), leaf.addr());
                     if depth > 0 {
-                        let (_, parent, parent_shift) = path[depth - 1].assume_init();
+                        let (_, parent, parent_shift, _) = path[depth - 1].assume_init();
                         remove_entry::<RefOf<C>>(parent, key.chunk(parent_shift))
                             .expect("the lazy leaf is in its parent");
                     }
                     slot
                 }
                 Found::Value => {
-                    let (_, node, _) = path[depth - 1].assume_init();
+                    let (_, node, _, _) = path[depth - 1].assume_init();
                     remove_entry::<SlotOf<C>>(node, key.chunk(0)).expect("found above")
                 }
             };
@@ -408,7 +450,7 @@ impl<C: Config> RawTree<C> {
     /// `path` holds the live nodes from the root down to the node that
     /// lost `key`'s entry, with their locations and shifts; what this
     /// allocates is reserved ([`Self::reserve_removal`]).
-    unsafe fn repair(&mut self, key: C::Key, path: &[MaybeUninit<(NonNull<RefOf<C>>, NodePtr, u32)>]) {
+    unsafe fn repair(&mut self, key: C::Key, path: &[MaybeUninit<PathStep<C>>]) {
         let mem = &mut self.mem;
         let mut level = path.len();
         // Whether the node at `level - 1` lost an entry (rather than had
@@ -419,13 +461,13 @@ impl<C: Config> RawTree<C> {
         unsafe {
             while level > 0 {
                 level -= 1;
-                let (loc, node, shift) = path[level].assume_init();
+                let (loc, node, shift, start) = path[level].assume_init();
                 let count = node::count(node.addr());
                 if count == 0 {
                     // A last-level node with one value (path compression
                     // alone); its parent loses it.
                     Self::free_node(mem, node, shift);
-                    let (_, parent, parent_shift) = path[level - 1].assume_init();
+                    let (_, parent, parent_shift, _) = path[level - 1].assume_init();
                     remove_entry::<RefOf<C>>(parent, key.chunk(parent_shift))
                         .expect("the child is in its parent");
                     lost = true;
@@ -457,13 +499,13 @@ impl<C: Config> RawTree<C> {
                     continue;
                 }
                 let e = entry_at::<RefOf<C>>(node, 0).expect("one entry");
-                let child = resolve(mem, e.slot.read());
+                let child = follow::<C>(mem, e.slot.read());
                 if child.is_lazy() || C::COMPRESSION.path() {
                     // A lazy leaf takes the place of the node holding only
                     // it; with path compression a node does too, its prefix
-                    // word already right.
+                    // word already right (and now skipping bytes).
                     Self::free_node(mem, node, shift);
-                    loc.write(e.slot.read());
+                    loc.write(Self::link(mem, child, start));
                     if child.is_lazy() && !C::COMPRESSION.path() {
                         // Without path compression a single-child node
                         // above may now hold one key too.
@@ -481,7 +523,7 @@ impl<C: Config> RawTree<C> {
             }
         }
         if !C::COMPRESSION.path() {
-            let root = resolve(&self.mem, self.root.expect("non-empty tree"));
+            let root = follow::<C>(&self.mem, self.root.expect("non-empty tree"));
             if root.is_lazy() {
                 // SAFETY: a live lazy leaf.
                 let only = unsafe { lazy::key::<C::Key, SlotOf<C>>(root.addr()) };
@@ -502,13 +544,13 @@ impl<C: Config> RawTree<C> {
     /// `path` holds live nodes.
     unsafe fn reserve_removal(
         mem: &mut C::Memory,
-        path: &[MaybeUninit<(NonNull<RefOf<C>>, NodePtr, u32)>],
+        path: &[MaybeUninit<PathStep<C>>],
         value: bool,
     ) -> Result<(), MemError<C>> {
         let mut needs = Needs::NONE;
         if let (true, true, Some(last)) = (C::COMPRESSION.lazy(), value, path.last()) {
             // SAFETY: caller's contract.
-            let (_, node, _) = unsafe { last.assume_init() };
+            let (_, node, _, _) = unsafe { last.assume_init() };
             // SAFETY: as above.
             if unsafe { node::count(node.addr()) } == 2 {
                 needs.add(Pools::<C>::lazy(), 1);
@@ -516,7 +558,7 @@ impl<C: Config> RawTree<C> {
         }
         for frame in path.iter().rev() {
             // SAFETY: caller's contract.
-            let (_, node, shift) = unsafe { frame.assume_init() };
+            let (_, node, shift, _) = unsafe { frame.assume_init() };
             // SAFETY: as above.
             let (count, class) = unsafe { (node::count(node.addr()), node::class(node.addr())) };
             if count > 1 {
