@@ -69,7 +69,7 @@ unsafe fn lazy_entry<C: Config>(leaf: NodePtr) -> (C::Key, NonNull<SlotOf<C>>) {
     unsafe {
         (
             lazy::key::<C::Key, SlotOf<C>>(leaf.addr()),
-            lazy::slot::<C::Key, SlotOf<C>>(leaf.addr()),
+            lazy::slot::<SlotOf<C>>(leaf.addr()),
         )
     }
 }

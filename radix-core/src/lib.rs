@@ -12,8 +12,20 @@
 //! and a lookup is at most eight node visits, each choosing among at most
 //! 256 children by one byte ([`key`]). The height adapts to the largest key
 //! stored, not to the key type: a tree of keys below 256 is a single node.
-//! There is no path compression; dense keys (block numbers, row ids) do not
-//! need it, and it would make every node variable.
+//!
+//! Sparse keys (random `u64` ids, hashes, `u128` UUIDs) would make that
+//! tree a forest of single-child chains, one node per byte below the dense
+//! top levels. A configuration may choose the ART paper's two remedies
+//! ([`Compression`]): *lazy expansion* stores a subtree holding one key as
+//! a *lazy leaf*, the key beside its value, and *path compression* merges
+//! a single-child node into its child, which records the skipped bytes in
+//! a *prefix word* in front of its header. A lookup checks the word only
+//! where the child reference flags skipped bytes, and compares the whole
+//! key at a lazy leaf ([`node`] explains the layout). Dense keys (block
+//! numbers, row ids) need neither, and with `compression: none` (the
+//! default, except for `u128` keys) the engine is exactly the uncompressed
+//! one. One million random `u64` keys take 38 MB compressed against 218 MB
+//! uncompressed.
 //!
 //! A node with 256 child slots for three children would waste most of its
 //! memory, so nodes come in four *kinds* that trade search cost for space

@@ -86,7 +86,7 @@ impl<C: Config> RawTree<C> {
                     let (node, shift) = (visit.node, visit.shift);
                     if node.is_lazy() {
                         lazy_leaves += 1;
-                        let slot = lazy::slot::<C::Key, SlotOf<C>>(node.addr());
+                        let slot = lazy::slot::<SlotOf<C>>(node.addr());
                         leaves += LayoutOf::<C>::is_leaf(slot) as usize;
                         return;
                     }

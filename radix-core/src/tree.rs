@@ -976,7 +976,7 @@ impl<C: Config> RawTree<C> {
                 walk_nodes::<C, _>(&mut self.mem, root, self.root_shift, |mem, visit| {
                     let (node, shift) = (visit.node, visit.shift);
                     if node.is_lazy() {
-                        LayoutOf::<C>::drop_slot(lazy::slot::<C::Key, SlotOf<C>>(node.addr()), mem);
+                        LayoutOf::<C>::drop_slot(lazy::slot::<SlotOf<C>>(node.addr()), mem);
                     } else if shift == 0 {
                         let mut pos = 0;
                         while let Some(e) = entry_at::<SlotOf<C>>(node, pos) {

@@ -150,7 +150,7 @@ unsafe fn check_lazy<C: Config>(mem: &C::Memory, visit: Visit<C::Key>) -> Result
         ));
     }
     // SAFETY: as above.
-    unsafe { LayoutOf::<C>::check_slot(lazy::slot::<C::Key, SlotOf<C>>(addr), mem) }
+    unsafe { LayoutOf::<C>::check_slot(lazy::slot::<SlotOf<C>>(addr), mem) }
         .map_err(|err| format!("lazy leaf {key:?}: {err}"))
 }
 

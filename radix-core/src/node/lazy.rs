@@ -64,9 +64,9 @@ pub(crate) unsafe fn key<K: Copy, S>(leaf: NonNull<u8>) -> K {
 ///
 /// # Safety
 ///
-/// `leaf` is a live lazy leaf of key `K` and slot `S`.
+/// `leaf` is a live lazy leaf of slot `S`.
 #[inline(always)]
-pub(crate) unsafe fn slot<K, S>(leaf: NonNull<u8>) -> NonNull<S> {
+pub(crate) unsafe fn slot<S>(leaf: NonNull<u8>) -> NonNull<S> {
     // The slot is at the start of the leaf, aligned as the pool is.
     leaf.cast()
 }

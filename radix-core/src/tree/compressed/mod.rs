@@ -41,7 +41,7 @@ unsafe fn lazy_match<C: Config>(leaf: NodePtr, key: C::Key) -> Option<NonNull<Sl
     let addr = leaf.addr();
     // SAFETY: the caller's contract.
     unsafe {
-        (lazy::key::<C::Key, SlotOf<C>>(addr) == key).then(|| lazy::slot::<C::Key, SlotOf<C>>(addr))
+        (lazy::key::<C::Key, SlotOf<C>>(addr) == key).then(|| lazy::slot::<SlotOf<C>>(addr))
     }
 }
 
@@ -193,7 +193,7 @@ impl<C: Config> RawTree<C> {
         // and not used again.
         unsafe {
             if diverge == 0 {
-                let old = lazy::slot::<C::Key, SlotOf<C>>(leaf.addr()).read();
+                let old = lazy::slot::<SlotOf<C>>(leaf.addr()).read();
                 insert_entry(node, other.chunk(0), old);
                 insert_entry(node, key.chunk(0), slot_value);
                 mem.free_node(Pools::<C>::lazy(), leaf.addr());
@@ -269,7 +269,23 @@ impl<C: Config> RawTree<C> {
                 }
             }
         }
+        // The insert hint, as in the uncompressed tree: the slot holding
+        // the last-level node for keys with this prefix (that node's prefix
+        // word, with path compression, is the prefix itself). Besides what
+        // invalidates it there (an inner node growing, any removal), a
+        // prefix split may put a new node in the hinted slot: splits clear
+        // it too. Lazy splits never touch it: the hinted slot holds a node.
+        let prefix = key.clear_below(0);
+        if let Some(loc) = self.hint.get(prefix) {
+            // SAFETY: the hint is valid (see above): `loc` holds the live
+            // last-level node for this prefix.
+            let old =
+                unsafe { Self::insert_at_leaf(&mut self.mem, loc, key, slot_value, on_replace)? };
+            self.len += usize::from(old.is_none());
+            return Ok(old.unwrap_or_else(absent));
+        }
         let mut loc = NonNull::from(self.root.as_mut().expect("non-empty tree"));
+        let mut at_root = true;
         // The shift of the first chunk below the node holding `loc`.
         let mut shift = self.root_shift;
         // SAFETY: `loc` always points at a live slot holding a live
@@ -282,7 +298,7 @@ impl<C: Config> RawTree<C> {
                 if C::COMPRESSION.lazy() && node.is_lazy() {
                     let other = lazy::key::<C::Key, SlotOf<C>>(node.addr());
                     if other == key {
-                        let slot = lazy::slot::<C::Key, SlotOf<C>>(node.addr());
+                        let slot = lazy::slot::<SlotOf<C>>(node.addr());
                         let mut old = slot.read();
                         slot.write(slot_value);
                         on_replace(LayoutOf::<C>::get(NonNull::from(&mut old), &self.mem));
@@ -297,6 +313,11 @@ impl<C: Config> RawTree<C> {
                     let mem = &mut self.mem;
                     let new = Self::split_lazy(mem, node, other, key, diverge, shift, slot_value);
                     loc.write(Self::link(mem, new, shift));
+                    // The slot now holds the last-level node of both keys,
+                    // unless (lazy expansion alone) a chain leads to it.
+                    if diverge == 0 && !at_root && (C::COMPRESSION.path() || shift == 0) {
+                        self.hint = InsertHint { prefix, slot: loc };
+                    }
                     self.len += 1;
                     return Ok(absent());
                 }
@@ -320,12 +341,18 @@ impl<C: Config> RawTree<C> {
                         insert_entry(parent, word.chunk(diverge), Self::link(mem, node, below));
                         insert_entry(parent, key.chunk(diverge), Self::link(mem, new, below));
                         loc.write(Self::link(mem, parent, shift));
+                        self.hint = InsertHint::NONE;
                         self.len += 1;
                         return Ok(absent());
                     }
                     shift = word.word_shift();
                 }
                 if shift == 0 {
+                    // (A pointer to the root field would not survive the
+                    // tree being moved.)
+                    if !at_root {
+                        self.hint = InsertHint { prefix, slot: loc };
+                    }
                     let old =
                         Self::insert_at_leaf(&mut self.mem, loc, key, slot_value, on_replace)?;
                     self.len += usize::from(old.is_none());
@@ -335,9 +362,12 @@ impl<C: Config> RawTree<C> {
                 match find_slot::<RefOf<C>>(node, chunk) {
                     Some(child) => {
                         loc = child;
+                        at_root = false;
                         shift -= SPAN;
                     }
                     None => {
+                        // Growing this inner node may move the hinted slot.
+                        self.hint = InsertHint::NONE;
                         if C::Memory::FALLIBLE {
                             let mut needs = Needs::NONE;
                             Self::single_needs(&mut needs);
@@ -406,6 +436,8 @@ impl<C: Config> RawTree<C> {
                     None => return Ok(absent()),
                 }
             };
+            // A removal may move, merge or collapse any node on the path.
+            self.hint = InsertHint::NONE;
             if C::Memory::FALLIBLE {
                 let value = matches!(found, Found::Value);
                 Self::reserve_removal(&mut self.mem, &path[..depth], value)?;
@@ -414,7 +446,7 @@ impl<C: Config> RawTree<C> {
             let slot = match found {
                 Found::Lazy(at) => {
                     let leaf = follow::<C>(mem, at.read());
-                    let slot = lazy::slot::<C::Key, SlotOf<C>>(leaf.addr()).read();
+                    let slot = lazy::slot::<SlotOf<C>>(leaf.addr()).read();
                     mem.free_node(Pools::<C>::lazy(), leaf.addr());
                     if depth > 0 {
                         let (_, parent, parent_shift, _) = path[depth - 1].assume_init();
