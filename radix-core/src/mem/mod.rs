@@ -20,9 +20,9 @@
 //!
 //! The engine converts at the edges only: [`Memory::resolve`] when it
 //! follows a word it read from a slot, [`Memory::to_ref`] when it writes a
-//! new node or leaf into one. Both keep the low tag bits as they are (an
-//! offset and the base are both 8-aligned), so the node kind travels in the
-//! stored word whichever form it takes. For local memory both conversions
+//! new node or leaf into one. Both keep the low tag bits as they are (the
+//! base is page-aligned, so an offset is as aligned as its node), so the
+//! node kind travels in the stored word whichever form it takes. For local memory both conversions
 //! are the identity and compile to nothing: a local tree is exactly what it
 //! was before shared memory existed.
 //!
@@ -74,7 +74,9 @@ pub struct PoolSpec {
 /// the requested size and alignment until it is freed, and must not hand
 /// out the same memory twice while it is live. [`to_ref`](Memory::to_ref)
 /// and [`resolve`](Memory::resolve) must be inverse to each other on every
-/// address the back end handed out, tag bits (the three lowest) included.
+/// address the back end handed out, tag bits (the four lowest: bit 3 is
+/// the skipped-bytes flag of path-compressed trees, whose nodes are
+/// 16-aligned) included.
 pub unsafe trait Memory {
     /// What a slot stores to refer to a node or a leaf of this back end.
     type Ref: StoredRef;
@@ -86,7 +88,7 @@ pub unsafe trait Memory {
     const FALLIBLE: bool;
 
     /// The stored form of an address this back end handed out, possibly
-    /// tagged in its three low bits.
+    /// tagged in its four low bits.
     fn to_ref(&self, tagged: NonNull<u8>) -> Self::Ref;
 
     /// The address a stored word refers to, with the same low bits.
