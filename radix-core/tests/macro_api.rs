@@ -579,3 +579,381 @@ fn declared_inside_a_function() {
     assert_eq!(m.get(1 << 40), Some(&1));
     assert_eq!(m.stats().layout, "inline");
 }
+
+// ------------------------------------------------------------ compression
+
+radix_tree! {
+    /// Sparse `u64` ids, uncompressed: the baseline the others save on.
+    struct Plain64 { key: u64, value: u64, compression: none }
+}
+
+radix_tree! {
+    /// Sparse `u64` ids with lazy leaves.
+    struct Lazy64 { key: u64, value: u64, compression: lazy }
+}
+
+radix_tree! {
+    /// Sparse `u64` ids with path compression.
+    struct Path64 { key: u64, value: u64, compression: path }
+}
+
+radix_tree! {
+    /// Sparse `u64` ids with both.
+    struct Full64 { key: u64, value: u64, compression: full }
+}
+
+radix_tree! {
+    /// UUID-like keys, uncompressed.
+    struct Plain128 { key: u128, value: u64, compression: none }
+}
+
+radix_tree! {
+    /// UUID-like keys with lazy leaves, in leaf nodes of their own.
+    struct Lazy128 { key: u128, value: u64, layout: inline, compression: lazy }
+}
+
+radix_tree! {
+    /// UUID-like keys with path compression, each value in a leaf.
+    struct Path128 { key: u128, value: u64, layout: leaf, compression: path }
+}
+
+radix_tree! {
+    /// UUID-like keys with both, and few size classes.
+    struct Full128 {
+        compression: full,
+        key: u128,
+        value: u64,
+        size_classes: [2, 16, 256],
+    }
+}
+
+radix_tree! {
+    /// Owned strings in a fully compressed tree: lazy leaves must drop them.
+    struct FullNames { key: u64, value: String, layout: leaf, compression: full }
+}
+
+radix_tree! {
+    /// Variable-length values in lazy leaves and path-compressed nodes.
+    struct FullStrings { key: u32, value: VarBytes, layout: varlen, compression: full }
+}
+
+radix_tree! {
+    /// A fully compressed insert-only tree.
+    struct FullAppend { key: u64, value: u64, delete: false, compression: full }
+}
+
+radix_tree! {
+    /// A fully compressed tree in a shared area.
+    struct SharedFull { key: u64, value: u64, memory: shared, compression: full }
+}
+
+radix_tree! {
+    /// Shaped as `SharedFull` but for its compression, so it must not
+    /// attach to a `SharedFull` tree.
+    struct SharedPlain { key: u64, value: u64, memory: shared, compression: none }
+}
+
+/// A `u64` hash of `i`, so that keys share few leading bytes.
+fn mix(i: u64) -> u64 {
+    let x = i.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x ^ (x >> 29)
+}
+
+/// Sparse `u64` keys: hashed ids (lazy leaves and long skipped prefixes),
+/// a dense run (full nodes at the last level), a pair that parts only in
+/// the lowest byte and the extremes.
+fn sparse_u64(n: u64) -> Vec<u64> {
+    let mut keys: Vec<u64> = (0..n).map(mix).collect();
+    keys.extend(0..200);
+    keys.extend([0xABCD_0000_0000_0100, 0xABCD_0000_0000_0101, u64::MAX]);
+    keys
+}
+
+/// UUID-like `u128` keys, with small keys, a shared 15-byte prefix and the
+/// extremes.
+fn sparse_u128(n: u64) -> Vec<u128> {
+    let mut keys: Vec<u128> = (0..n)
+        .map(|i| (u128::from(mix(i)) << 64) | u128::from(mix(i + n)))
+        .collect();
+    keys.extend((0..100u32).map(|i| u128::from(i) * 3));
+    keys.extend((0..20u128).map(|i| (0x1234 << 112) | i));
+    keys.push(u128::MAX);
+    keys
+}
+
+/// Declares `fn $name(keys) -> Stats` that drives a `u64`-valued tree type
+/// through the whole generated API against a `BTreeMap` and returns the
+/// statistics of the full tree: the types have no common trait, and each
+/// compression mode needs the same checks.
+macro_rules! exercise_fn {
+    ($name:ident, $tree:ident, $key:ty) => {
+        fn $name(keys: &[$key]) -> radix_core::Stats {
+            let mut m = $tree::new();
+            let mut model = BTreeMap::new();
+            for (i, &k) in keys.iter().enumerate() {
+                assert_eq!(m.insert(k, i as u64), model.insert(k, i as u64));
+            }
+            m.verify().unwrap();
+            assert_eq!(m.len(), model.len());
+            for (&k, &v) in &model {
+                assert_eq!(m.get(k), Some(&v), "get({k})");
+                assert!(m.contains_key(k));
+                // Neighbours mostly miss, often inside a skipped prefix or
+                // against a lazy leaf's key.
+                let near = k ^ 0x100;
+                assert_eq!(m.get(near), model.get(&near));
+            }
+            let k = keys[0];
+            *m.get_mut(k).unwrap() += 1;
+            *model.get_mut(&k).unwrap() += 1;
+            assert!(m
+                .iter()
+                .map(|(k, &v)| (k, v))
+                .eq(model.iter().map(|(&k, &v)| (k, v))));
+            assert!(m.keys().eq(model.keys().copied()));
+            assert!(m.values().eq(model.values()));
+            let sorted: Vec<$key> = model.keys().copied().collect();
+            let (lo, hi) = (sorted[sorted.len() / 4], sorted[3 * sorted.len() / 4]);
+            for (a, b) in [(lo, hi), (lo + 1, hi - 1), (lo ^ 0xFF, hi ^ 0xFF)] {
+                let (a, b) = (a.min(b), a.max(b));
+                assert!(m
+                    .range(a..b)
+                    .map(|(k, _)| k)
+                    .eq(model.range(a..b).map(|(&k, _)| k)));
+                assert!(m
+                    .range(a..)
+                    .map(|(k, _)| k)
+                    .eq(model.range(a..).map(|(&k, _)| k)));
+                assert!(m
+                    .range(..=b)
+                    .map(|(k, _)| k)
+                    .eq(model.range(..=b).map(|(&k, _)| k)));
+            }
+            assert_eq!(
+                m.first_key_value().map(|(k, &v)| (k, v)),
+                model.first_key_value().map(|(&k, &v)| (k, v))
+            );
+            assert_eq!(
+                m.last_key_value().map(|(k, &v)| (k, v)),
+                model.last_key_value().map(|(&k, &v)| (k, v))
+            );
+            let stats = m.stats();
+            assert_eq!(stats.keys, model.len());
+            assert_eq!(stats.memory_bytes, m.memory_usage());
+
+            for &k in keys.iter().step_by(2) {
+                assert_eq!(m.remove(k), model.remove(&k));
+            }
+            m.verify().unwrap();
+            assert!(m.iter().map(|(k, _)| k).eq(model.keys().copied()));
+            let mut n = 0;
+            for (k, &v) in &m {
+                assert_eq!(model.get(&k), Some(&v));
+                n += 1;
+            }
+            assert_eq!(n, model.len());
+            for k in model.keys().copied().collect::<Vec<_>>() {
+                assert_eq!(m.remove(k), model.remove(&k));
+                if model.len() % 64 == 0 {
+                    m.verify().unwrap();
+                }
+            }
+            assert!(m.is_empty());
+            assert_eq!(m.memory_usage(), 0);
+            m.extend(keys.iter().map(|&k| (k, 1)));
+            assert_eq!(m.len(), sorted.len());
+            m.clear();
+            m.verify().unwrap();
+            stats
+        }
+    };
+}
+
+exercise_fn!(exercise_plain64, Plain64, u64);
+exercise_fn!(exercise_lazy64, Lazy64, u64);
+exercise_fn!(exercise_path64, Path64, u64);
+exercise_fn!(exercise_full64, Full64, u64);
+exercise_fn!(exercise_plain128, Plain128, u128);
+exercise_fn!(exercise_lazy128, Lazy128, u128);
+exercise_fn!(exercise_path128, Path128, u128);
+exercise_fn!(exercise_full128, Full128, u128);
+
+#[test]
+fn compression_reaches_the_config() {
+    use radix_core::Compression;
+    assert_eq!(Plain64Config::COMPRESSION, Compression::None);
+    assert_eq!(Lazy64Config::COMPRESSION, Compression::Lazy);
+    assert_eq!(Path64Config::COMPRESSION, Compression::Path);
+    assert_eq!(Full64Config::COMPRESSION, Compression::Full);
+    assert_eq!(Plain128Config::COMPRESSION, Compression::None);
+    assert_eq!(Lazy128Config::COMPRESSION, Compression::Lazy);
+    assert_eq!(Path128Config::COMPRESSION, Compression::Path);
+    assert_eq!(Full128Config::COMPRESSION, Compression::Full);
+    assert_eq!(FullStringsConfig::COMPRESSION, Compression::Full);
+    assert_eq!(SharedFullConfig::COMPRESSION, Compression::Full);
+    // Trees that leave the key out all get the macro's one default
+    // (whichever it is: radix-macros' own tests pin it to its constant).
+    for c in [
+        BlockMapConfig::COMPRESSION,
+        TinyConfig::COMPRESSION,
+        NamesConfig::COMPRESSION,
+        ExtentsConfig::COMPRESSION,
+        StringsConfig::COMPRESSION,
+        AppendConfig::COMPRESSION,
+    ] {
+        assert_eq!(c, BytesConfig::COMPRESSION);
+    }
+    // The other declared choices are untouched by the compression.
+    assert_eq!(Full128Config::SIZE_CLASSES.capacities(), &[2, 16, 256][..]);
+    const { assert!(!FullAppendConfig::DELETE) };
+}
+
+#[test]
+fn every_compression_u64() {
+    let keys = sparse_u64(3000);
+    let plain = exercise_plain64(&keys);
+    let lazy = exercise_lazy64(&keys);
+    let path = exercise_path64(&keys);
+    let full = exercise_full64(&keys);
+    // Each choice has its effect: lazy leaves only where chosen, and fewer
+    // nodes than the uncompressed tree's single-child chains.
+    assert_eq!(plain.lazy_leaves, 0);
+    assert_eq!(path.lazy_leaves, 0);
+    assert!(lazy.lazy_leaves > 0 && full.lazy_leaves > 0);
+    for (name, stats) in [("lazy", &lazy), ("path", &path), ("full", &full)] {
+        assert!(
+            stats.nodes() < plain.nodes(),
+            "{name}: {stats} against none: {plain}"
+        );
+    }
+    assert!(
+        full.memory_bytes < plain.memory_bytes,
+        "{full} against {plain}"
+    );
+}
+
+#[test]
+fn every_compression_u128() {
+    let keys = sparse_u128(2000);
+    let plain = exercise_plain128(&keys);
+    let lazy = exercise_lazy128(&keys);
+    let path = exercise_path128(&keys);
+    let full = exercise_full128(&keys);
+    assert_eq!(plain.lazy_leaves, 0);
+    assert_eq!(path.lazy_leaves, 0);
+    assert!(lazy.lazy_leaves > 0 && full.lazy_leaves > 0);
+    assert_eq!(lazy.layout, "inline");
+    assert_eq!(path.layout, "leaf");
+    assert_eq!(path.leaves, keys.len());
+    for (name, stats) in [("lazy", &lazy), ("path", &path), ("full", &full)] {
+        assert!(
+            stats.nodes() < plain.nodes(),
+            "{name}: {stats} against none: {plain}"
+        );
+    }
+    assert!(
+        full.memory_bytes < plain.memory_bytes,
+        "{full} against {plain}"
+    );
+}
+
+#[test]
+fn full_compression_with_other_layouts() {
+    let keys = sparse_u64(1500);
+
+    let mut names = FullNames::new();
+    let mut model = BTreeMap::new();
+    for &k in &keys {
+        let v = format!("value {k}");
+        assert_eq!(names.insert(k, v.clone()), model.insert(k, v));
+    }
+    names.verify().unwrap();
+    assert!(names.stats().lazy_leaves > 0);
+    names.get_mut(keys[0]).unwrap().push('!');
+    model.get_mut(&keys[0]).unwrap().push('!');
+    assert!(names.iter().eq(model.iter().map(|(&k, v)| (k, v))));
+    for &k in keys.iter().step_by(3) {
+        assert_eq!(names.remove(k), model.remove(&k));
+    }
+    names.verify().unwrap();
+    assert!(names.iter().eq(model.iter().map(|(&k, v)| (k, v))));
+    // Dropped with values in lazy leaves and in nodes.
+    drop(names);
+
+    let bytes = |k: u32| -> Vec<u8> { (0..(k % 20) as u8).collect() };
+    let mut strings = FullStrings::new();
+    let mut model = BTreeMap::new();
+    for &k in &keys {
+        let k = k as u32;
+        let v = VarBytes::new(&bytes(k)).unwrap();
+        assert_eq!(strings.insert(k, &v), model.insert(k, bytes(k)).is_some());
+    }
+    strings.verify().unwrap();
+    assert!(strings
+        .range(1000..)
+        .map(|(k, v)| (k, v.as_bytes()))
+        .eq(model.range(1000..).map(|(&k, v)| (k, &v[..]))));
+    for &k in keys.iter().step_by(2) {
+        let k = k as u32;
+        assert_eq!(strings.remove(k), model.remove(&k).is_some());
+    }
+    strings.verify().unwrap();
+    assert!(strings
+        .iter()
+        .map(|(k, v)| (k, v.as_bytes()))
+        .eq(model.iter().map(|(&k, v)| (k, &v[..]))));
+
+    let append: FullAppend = keys.iter().map(|&k| (k, k)).collect();
+    append.verify().unwrap();
+    assert!(append.keys().eq(keys
+        .iter()
+        .copied()
+        .collect::<std::collections::BTreeSet<_>>()));
+}
+
+#[test]
+fn shared_tree_with_compression() {
+    use radix_core::shm::{Area, AreaOptions, Backing};
+    let area = Area::create(
+        AreaOptions::default()
+            .backing(Backing::Heap)
+            .init_segment_size(64 << 10)
+            .max_segment_size(256 << 10)
+            .max_segments(8)
+            .max_trees(2),
+    )
+    .unwrap();
+    let tree = SharedFull::create_in(&area).unwrap();
+    let keys = sparse_u64(2000);
+    let mut model = BTreeMap::new();
+    {
+        let mut w = tree.write();
+        for &k in &keys {
+            assert_eq!(w.insert(k, !k).unwrap(), model.insert(k, !k));
+        }
+        for &k in keys.iter().step_by(4) {
+            assert_eq!(w.remove(k).unwrap(), model.remove(&k));
+        }
+    }
+    {
+        let r = tree.read();
+        r.verify().unwrap();
+        assert!(r.stats().lazy_leaves > 0);
+        assert!(r
+            .iter()
+            .map(|(k, &v)| (k, v))
+            .eq(model.iter().map(|(&k, &v)| (k, v))));
+        let (lo, hi) = (1 << 40, 1 << 62);
+        assert!(r
+            .range(lo..hi)
+            .map(|(k, _)| k)
+            .eq(model.range(lo..hi).map(|(&k, _)| k)));
+    }
+    let again = SharedFull::attach(&area, tree.handle()).unwrap();
+    assert_eq!(again.read().len(), model.len());
+    // The compression is part of the configuration a handle must match.
+    let err = SharedPlain::attach(&area, tree.handle()).unwrap_err();
+    assert!(err.to_string().contains("compression"), "{err}");
+    drop(again);
+    tree.destroy().unwrap();
+}

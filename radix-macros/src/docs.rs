@@ -8,7 +8,7 @@
 use quote::ToTokens;
 use syn::Type;
 
-use crate::validate::{Layout, Memory, Spec};
+use crate::validate::{Compression, Layout, Memory, Spec};
 
 /// A type as a user would write it: `Vec<u8>`, not `Vec < u8 >`.
 pub fn type_string(ty: &Type) -> String {
@@ -66,6 +66,15 @@ pub fn type_docs(spec: &Spec) -> Vec<String> {
                 .into(),
         },
         format!("- size classes: {}", size_classes_doc(spec)),
+        format!(
+            "- compression: {}{}",
+            compression_doc(spec.compression),
+            if spec.compression_defaulted {
+                " (the default)"
+            } else {
+                ""
+            }
+        ),
         if spec.delete {
             "- delete: enabled (`remove` is available)".into()
         } else {
@@ -107,6 +116,20 @@ fn layout_doc(layout: Layout) -> &'static str {
     }
 }
 
+fn compression_doc(compression: Compression) -> String {
+    let what = match compression {
+        Compression::None => {
+            "no lazy expansion or path compression: one node per key byte, best for dense keys"
+        }
+        Compression::Lazy => "lazy expansion (a subtree holding one key is a lazy leaf)",
+        Compression::Path => {
+            "path compression (an inner node with one child is merged into that child)"
+        }
+        Compression::Full => "lazy expansion and path compression",
+    };
+    format!("{} ({what})", compression.name())
+}
+
 fn size_classes_doc(spec: &Spec) -> String {
     match &spec.size_classes {
         None => "4, 16, 32, 64, 256 (the default)".into(),
@@ -116,5 +139,53 @@ fn size_classes_doc(spec: &Spec) -> String {
             .map(|(cap, _)| cap.to_string())
             .collect::<Vec<_>>()
             .join(", "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::Invocation;
+    use crate::validate::{validate, DEFAULT_COMPRESSION};
+
+    fn docs(fields: &str) -> Vec<String> {
+        let invocation: Invocation =
+            syn::parse_str(&format!("pub struct Map {{ {fields} }}")).expect("parses");
+        type_docs(&validate(invocation).unwrap_or_else(|e| panic!("{e}")))
+    }
+
+    fn compression_line(fields: &str) -> String {
+        let lines = docs(fields);
+        let mut found = lines.iter().filter(|l| l.starts_with("- compression: "));
+        let line = found.next().expect("a compression line").clone();
+        assert!(found.next().is_none(), "one compression line: {lines:?}");
+        line
+    }
+
+    #[test]
+    fn docs_name_the_compression() {
+        assert_eq!(
+            compression_line("key: u128, value: u64, compression: full"),
+            "- compression: full (lazy expansion and path compression)"
+        );
+        for name in ["none", "lazy", "path"] {
+            let line = compression_line(&format!("key: u64, value: u64, compression: {name}"));
+            assert!(
+                line.starts_with(&format!("- compression: {name} (")),
+                "{line}"
+            );
+            assert!(!line.ends_with("(the default)"), "{line}");
+        }
+    }
+
+    #[test]
+    fn docs_name_the_default_compression() {
+        assert_eq!(
+            compression_line("key: u64, value: u64"),
+            format!(
+                "- compression: {} (the default)",
+                compression_doc(DEFAULT_COMPRESSION)
+            )
+        );
     }
 }

@@ -3,8 +3,9 @@
 //! For `struct BlockMap` the expansion holds, in order:
 //!
 //! - `BlockMapConfig`, a hidden, uninhabited type implementing
-//!   `radix_core::Config` with the chosen key, layout, memory, size classes
-//!   and delete flag (and `radix_core::config::Removable` with delete);
+//!   `radix_core::Config` with the chosen key, layout, memory, size
+//!   classes, delete flag and compression (and
+//!   `radix_core::config::Removable` with delete);
 //! - compile-time checks of the configuration (see [`assertions`]);
 //! - `BlockMap`, a newtype around `radix_core::RawTree<BlockMapConfig>`
 //!   (with `memory: shared`, around `radix_core::shm::SharedTree`),
@@ -138,6 +139,9 @@ fn config(spec: &Spec, names: &Names) -> TokenStream {
         Memory::Local => quote!(::radix_core::mem::LocalMemory),
         Memory::Shared => quote!(::radix_core::mem::SharedMemory),
     };
+    // Always written out, the default included: the trait's own default
+    // and the macro's need not agree (see `DEFAULT_COMPRESSION`).
+    let compression = format_ident!("{}", spec.compression.variant());
     let removable = delete.then(|| {
         quote! {
             #(#forwarded)*
@@ -161,6 +165,8 @@ fn config(spec: &Spec, names: &Names) -> TokenStream {
             type Memory = #memory;
             const SIZE_CLASSES: ::radix_core::SizeClasses = #classes;
             const DELETE: bool = #delete;
+            const COMPRESSION: ::radix_core::Compression =
+                ::radix_core::Compression::#compression;
         }
 
         #removable

@@ -10,7 +10,9 @@
 //!
 //! - `parse`: the invocation's token structure;
 //! - `validate`: meaning (required and duplicate fields, supported key
-//!   types, known layouts), reported with spans on the offending tokens;
+//!   types, known layouts and compressions), reported with spans on the
+//!   offending tokens; `DEFAULT_COMPRESSION` there is the one place the
+//!   compression of a tree that names none is decided;
 //! - `emit`: the configuration, its checks, the type and its aliases,
 //!   with `methods` and `traits` for the impls and `docs` for the
 //!   generated documentation.
@@ -56,6 +58,7 @@ mod validate;
 ///         layout: auto | embedded | leaf | inline | varlen,  // default auto
 ///         memory: local | shared,                    // default local
 ///         size_classes: [4, 16, 32, 64, 256],        // default as shown
+///         compression: none | lazy | path | full,    // default: see below
 ///         delete: true | false,                      // default true
 ///     }
 /// }
@@ -72,6 +75,25 @@ mod validate;
 /// bytes (`radix_core::shm::ShmSafe`) unless the layout is `varlen`. Size
 /// classes follow the rules of
 /// `radix_core::SizeClasses::new`, checked at compile time.
+///
+/// `compression` chooses which of the ART paper's space savings the tree
+/// applies (`radix_core::Compression`):
+///
+/// - `none`: one node per key byte, as PostgreSQL's tree. Pick it for
+///   dense keys, such as block numbers or row ids, which leave no
+///   single-child chains to save: it is exactly the uncompressed engine,
+///   with no prefix word before each node and no lazy-leaf test per level.
+/// - `lazy`: a subtree holding a single key is stored as a *lazy leaf*, the
+///   key beside its value, instead of a chain of nodes down to it.
+/// - `path`: an inner node with a single child is merged into that child,
+///   which records the skipped key bytes in a prefix word.
+/// - `full`: both. Pick it for sparse, random or hashed keys (`u64` ids,
+///   `u128` UUIDs), where an uncompressed tree spends most of its memory on
+///   single-child chains.
+///
+/// Left out, `compression` takes the macro's default, which the generated
+/// type's documentation names ("compression: ... (the default)"); spell
+/// the choice out when it matters, since the default may change.
 ///
 /// # What it declares
 ///

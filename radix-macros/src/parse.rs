@@ -10,11 +10,12 @@
 //! ```
 //!
 //! Each field's value is parsed by the grammar its name selects: a type for
-//! `key` and `value`, an identifier for `layout` and `memory`, a bracketed
-//! list of integer literals for `size_classes`, a boolean literal for
-//! `delete`. An unknown field name is a parse error at that name. Whether
-//! the values make sense (a key type the tree supports, no duplicates, a
-//! known layout) is [`crate::validate`]'s business.
+//! `key` and `value`, an identifier for `layout`, `memory` and
+//! `compression`, a bracketed list of integer literals for `size_classes`,
+//! a boolean literal for `delete`. An unknown field name is a parse error
+//! at that name. Whether the values make sense (a key type the tree
+//! supports, no duplicates, a known layout or compression) is
+//! [`crate::validate`]'s business.
 
 use proc_macro2::Span;
 use syn::parse::{Parse, ParseStream};
@@ -22,7 +23,7 @@ use syn::punctuated::Punctuated;
 use syn::{braced, bracketed, Attribute, Ident, LitBool, LitInt, Token, Type, Visibility};
 
 /// The field names an invocation may use, in the order the docs list them.
-pub const FIELD_NAMES: &str = "key, value, layout, memory, size_classes, delete";
+pub const FIELD_NAMES: &str = "key, value, layout, memory, size_classes, compression, delete";
 
 /// A parsed `radix_tree!` invocation.
 pub struct Invocation {
@@ -56,6 +57,8 @@ pub enum FieldValue {
     Memory(Ident),
     /// `size_classes: [LIT, ...]`.
     SizeClasses(SizeClassList),
+    /// `compression: IDENT`.
+    Compression(Ident),
     /// `delete: BOOL`.
     Delete(LitBool),
 }
@@ -104,6 +107,7 @@ impl Parse for Field {
             "layout" => FieldValue::Layout(input.parse()?),
             "memory" => FieldValue::Memory(input.parse()?),
             "size_classes" => FieldValue::SizeClasses(input.parse()?),
+            "compression" => FieldValue::Compression(input.parse()?),
             "delete" => FieldValue::Delete(
                 input
                     .parse()

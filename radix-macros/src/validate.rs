@@ -4,7 +4,8 @@
 //! every field appears at most once and `key` and `value` appear at all;
 //! that the key type is one of the unsigned integers the engine supports
 //! (a syntactic check: the emitted code also asserts `Key` is implemented);
-//! that the layout and memory names are known; that size classes are
+//! that the layout, memory and compression names are known; that size
+//! classes are
 //! integer literals that fit `u16`; and that only doc comments, `#[allow]`
 //! and `#[cfg]` attributes are given. All problems found are reported
 //! together.
@@ -22,6 +23,13 @@ use crate::parse::{Field, FieldValue, Invocation};
 
 /// The key types the engine implements `Key` for.
 const KEY_TYPES: [&str; 5] = ["u8", "u16", "u32", "u64", "u128"];
+
+/// The compression of a tree declared without `compression:`.
+///
+/// The one place the default is decided: the generated docs name it, and
+/// nothing else states it, so changing it here (once benchmarks say which
+/// default serves most trees) changes every tree that leaves the key out.
+pub const DEFAULT_COMPRESSION: Compression = Compression::None;
 
 /// A checked configuration, ready to emit.
 pub struct Spec {
@@ -45,6 +53,62 @@ pub struct Spec {
     pub delete: bool,
     /// Where nodes live.
     pub memory: Memory,
+    /// Lazy expansion and path compression.
+    pub compression: Compression,
+    /// Whether `compression` was left out, so the docs can say it is the
+    /// default.
+    pub compression_defaulted: bool,
+}
+
+/// The compressions a configuration may name: `radix_core::Compression`'s
+/// variants, mirrored because a proc-macro crate cannot depend on the
+/// crate it expands into.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// Neither lazy expansion nor path compression.
+    None,
+    /// Lazy expansion only.
+    Lazy,
+    /// Path compression only.
+    Path,
+    /// Lazy expansion and path compression.
+    Full,
+}
+
+impl Compression {
+    /// The choices' names as written in an invocation.
+    const NAMES: &'static str = "none, lazy, path, full";
+
+    fn from_ident(ident: &Ident) -> Option<Self> {
+        Some(match ident.to_string().as_str() {
+            "none" => Self::None,
+            "lazy" => Self::Lazy,
+            "path" => Self::Path,
+            "full" => Self::Full,
+            _ => return None,
+        })
+    }
+
+    /// The name as written in an invocation (and by
+    /// `radix_core::Compression::name`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Lazy => "lazy",
+            Self::Path => "path",
+            Self::Full => "full",
+        }
+    }
+
+    /// The variant's name in `radix_core::Compression`.
+    pub fn variant(self) -> &'static str {
+        match self {
+            Self::None => "None",
+            Self::Lazy => "Lazy",
+            Self::Path => "Path",
+            Self::Full => "Full",
+        }
+    }
 }
 
 /// The memory back ends a configuration may name.
@@ -125,6 +189,7 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
     let mut size_classes = None;
     let mut delete = true;
     let mut memory = Memory::Local;
+    let mut compression = None;
     for Field { name, value: field } in inv.fields {
         if seen.contains(&name) {
             errors.push(
@@ -163,6 +228,16 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
                     caps,
                 });
             }
+            FieldValue::Compression(ident) => match Compression::from_ident(&ident) {
+                Some(c) => compression = Some(c),
+                None => errors.push(
+                    ident.span(),
+                    format_args!(
+                        "unknown compression `{ident}`; expected one of: {}",
+                        Compression::NAMES
+                    ),
+                ),
+            },
             FieldValue::Delete(lit) => delete = lit.value,
         }
     }
@@ -192,6 +267,8 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
         size_classes,
         delete,
         memory,
+        compression: compression.unwrap_or(DEFAULT_COMPRESSION),
+        compression_defaulted: compression.is_none(),
     })
 }
 
@@ -290,5 +367,67 @@ fn check_capacity(lit: &LitInt, errors: &mut Errors) -> Option<u16> {
             );
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(fields: &str) -> syn::Result<Spec> {
+        let invocation: Invocation =
+            syn::parse_str(&format!("pub struct Map {{ {fields} }}")).expect("parses");
+        validate(invocation)
+    }
+
+    fn messages(fields: &str) -> Vec<String> {
+        match check(fields) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn compression_choices() {
+        for (name, want) in [
+            ("none", Compression::None),
+            ("lazy", Compression::Lazy),
+            ("path", Compression::Path),
+            ("full", Compression::Full),
+        ] {
+            let spec = check(&format!("key: u64, value: u64, compression: {name}")).unwrap();
+            assert!(spec.compression == want, "{name}");
+            assert!(!spec.compression_defaulted);
+            assert_eq!(spec.compression.name(), name);
+        }
+    }
+
+    #[test]
+    fn compression_defaults_to_the_constant() {
+        let spec = check("key: u64, value: u64").unwrap();
+        assert!(spec.compression == DEFAULT_COMPRESSION);
+        assert!(spec.compression_defaulted);
+    }
+
+    #[test]
+    fn unknown_compression_names_the_choices() {
+        assert_eq!(
+            messages("key: u64, value: u64, compression: zip"),
+            ["unknown compression `zip`; expected one of: none, lazy, path, full"]
+        );
+        // Reported with the invocation's other problems, not instead.
+        assert_eq!(
+            messages("value: u64, compression: Full").len(),
+            2,
+            "a wrong case and a missing key"
+        );
+    }
+
+    #[test]
+    fn duplicate_compression() {
+        assert_eq!(
+            messages("key: u64, value: u64, compression: lazy, compression: full"),
+            ["duplicate field `compression`: each field may be given only once"]
+        );
     }
 }

@@ -1,0 +1,9 @@
+radix_core::radix_tree! {
+    pub struct Map {
+        key: u128,
+        value: u64,
+        compression: zip,
+    }
+}
+
+fn main() {}
