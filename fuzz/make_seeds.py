@@ -294,6 +294,38 @@ def tree_seeds():
     verify(e)
     seeds["value_lengths"] = e
 
+    # Sparse keys, for the compressed trees: scattered keys (lazy leaves
+    # and long skipped prefixes), pairs that part at each byte of a shared
+    # prefix (a node where they part, prefixes split), then removals that
+    # collapse nodes back into lazy leaves and merge single children.
+    e = tree_input(False, DRAIN, [0x0102_0304_0506_0708_090A_0B0C_0D0E_0F10, 2**100, 2**60])
+    x = 0x9E37_79B9_7F4A_7C15
+    for i in range(40):
+        x = (x * 0x2545_F491_4F6C_DD1D + i) % 2**128
+        insert(e, raw, x, value=i)
+    insert(e, clustered, 0, 0, value=99)
+    for byte in range(16):
+        insert(e, raw, 0x0102_0304_0506_0708_090A_0B0C_0D0E_0F10 ^ (1 << (8 * byte)), value=byte)
+    verify(e)
+    range_op(
+        e,
+        lambda e: included(e, clustered, 0, 0),
+        lambda e: excluded(e, near_max, 0),
+        0x0F0F_0F0F_0F0F_0F0F,
+    )
+    for i in range(0, 40, 3):
+        remove_existing(e, i)
+        get_near(e, i, 1)
+    insert_run(e, clustered, [1, 0], 30, STEP_256 + 5, value=4)
+    verify(e)
+    remove_run(e, clustered, [1, 0], 29, STEP_256 + 5)
+    for byte in range(15):
+        remove(e, raw, 0x0102_0304_0506_0708_090A_0B0C_0D0E_0F10 ^ (1 << (8 * byte)))
+        if byte % 4 == 0:
+            verify(e)
+    iterate(e, 0x5A5A_5A5A_5A5A_5A5A)
+    seeds["sparse"] = e
+
     return seeds
 
 
@@ -302,6 +334,7 @@ SHAREDOP = 4
 UNLIMITED = None
 FIRST, SECOND, BOTH = 0, 1, 2
 S_DRAIN, S_CLEAR, S_DESTROY = 0, 1, 2
+NONE, LAZY, PATH, FULL = 0, 1, 2, 3
 
 
 def on_tree(second):
@@ -311,7 +344,7 @@ def on_tree(second):
     OP_PREFIX[0] = prefix
 
 
-def shared_input(limit, trees, finish, bases):
+def shared_input(limit, trees, finish, bases, compression=NONE):
     """`limit` is None (unlimited) or n for `AreaLimit::Small(n)`: 64 KiB
     << (n % 3) above the empty size."""
     e = Enc()
@@ -319,7 +352,7 @@ def shared_input(limit, trees, finish, bases):
         e.variant(0, 2)
     else:
         e.variant(1, 2).u8(limit)
-    e.variant(trees, 3).variant(finish, 3)
+    e.variant(trees, 3).variant(finish, 3).variant(compression, 4)
     for b in bases:
         e.u128(b)
     return e
@@ -341,13 +374,14 @@ def fill(e, second, stride, key, *args):
     e.u8(stride)
 
 
-def shared_seeds():
+def shared_seeds(compression=NONE):
+    """The seeds of `tree_shared`, for the pair of trees of `compression`."""
     seeds = {}
     try:
         # Both trees in a 64 KiB-limited area: a run into the first, the
         # second filled until refused, refused inserts in both, reads and
         # a second handle while full, removes, then room again.
-        e = shared_input(0, BOTH, S_DRAIN, [0x5000, 1 << 33, 2**60])
+        e = shared_input(0, BOTH, S_DRAIN, [0x5000, 1 << 33, 2**60], compression)
         on_tree(False)
         insert_run(e, clustered, [0, 0], 300, 0, value=1)
         fill(e, True, 1, clustered, 1, 0)
@@ -366,7 +400,7 @@ def shared_seeds():
 
         # Two trees without a limit, destroyed full: nodes grown through
         # every class and shrunk in both, ranges, second handles, a clear.
-        e = shared_input(UNLIMITED, BOTH, S_DESTROY, [0x1000, 1 << 20, 2**31])
+        e = shared_input(UNLIMITED, BOTH, S_DESTROY, [0x1000, 1 << 20, 2**31], compression)
         for second in (False, True):
             on_tree(second)
             insert_run(e, small, [0], 300, 0, value=7)
@@ -392,7 +426,7 @@ def shared_seeds():
 
         # Varlen strings in a 256 KiB-limited area: lengths on both sides
         # of the embedding limit, replaced back and forth, then filled.
-        e = shared_input(2, SECOND, S_CLEAR, [0x77_0000, 0, 0])
+        e = shared_input(2, SECOND, S_CLEAR, [0x77_0000, 0, 0], compression)
         on_tree(True)
         insert_run(e, clustered, [0, 0], 200, 0, value=0x1234)
         for length in (0, 7, 8, 40):
@@ -409,7 +443,7 @@ def shared_seeds():
 
         # The first tree alone, limited to 128 KiB: keys one node each
         # (stride 256^3), refused, then removes that may be refused too.
-        e = shared_input(1, FIRST, S_DRAIN, [2**40, 0, 0])
+        e = shared_input(1, FIRST, S_DRAIN, [2**40, 0, 0], compression)
         fill(e, False, 3, small, 0)
         on_tree(False)
         modify(e, 3, 42)
@@ -573,6 +607,11 @@ def main():
         write("tidstore", name, e)
     for name, e in shared_seeds().items():
         write("tree_shared", name, e)
+    # The same sequences on the compressed pairs: lazy leaves and prefixed
+    # nodes in a limited area, refused and retried.
+    for prefix, compression in (("lazy_", LAZY), ("path_", PATH), ("full_", FULL)):
+        for name, e in shared_seeds(compression).items():
+            write("tree_shared", prefix + name, e)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Bound;
 
+use radix_core::{Compression, Stats};
+
 use crate::counted;
 use crate::keys::{interval, run_step, Bases, KeyInt};
 use crate::map::FuzzMap;
@@ -344,14 +346,10 @@ impl<K: KeyInt, M: ModelValue> Harness<K, M> {
         }
     }
 
-    /// Checks `stats()` (keys, memory, height) and that `Debug` works.
+    /// Checks `stats()` (keys, memory, height, lazy leaves) and that
+    /// `Debug` works.
     pub fn check_stats(&self, at: &At<'_>) {
-        // One level per byte of the largest key: the height adapts to it.
-        let height = self
-            .model
-            .keys()
-            .next_back()
-            .map_or(0, |k| ((k.to_u128() | 1).ilog2() / 8 + 1) as usize);
+        let largest = self.model.keys().next_back().copied();
         for t in &self.trees {
             let name = t.name();
             let stats = t.stats();
@@ -361,7 +359,13 @@ impl<K: KeyInt, M: ModelValue> Harness<K, M> {
                 t.memory_usage(),
                 "{at:?}: {name}: stats().memory_bytes"
             );
-            assert_eq!(stats.height, height, "{at:?}: {name}: stats().height");
+            let compression = t.compression();
+            assert_eq!(
+                stats.height,
+                expected_height(largest, compression),
+                "{at:?}: {name}: stats().height"
+            );
+            check_lazy_leaves(&stats, compression, &(at, name));
             assert!(t.debug_len() >= 2, "{at:?}: {name}: Debug output");
         }
     }
@@ -393,6 +397,49 @@ impl<K: KeyInt, M: ModelValue> Harness<K, M> {
             counted::live(),
             live_before,
             "{at:?}: counted values alive after the trees were dropped"
+        );
+    }
+}
+
+/// The height `stats()` must report for a tree of `compression` whose
+/// largest key is `largest`: one level per byte of the largest key, as the
+/// height adapts to it (a lazy root stands for any height), except that a
+/// path-compressed tree's root always sits at the key type's top byte, its
+/// prefix word saying where its chunk really is.
+pub fn expected_height<K: KeyInt>(largest: Option<K>, compression: Compression) -> usize {
+    match largest {
+        None => 0,
+        Some(_) if compression.path() => (K::BITS / 8) as usize,
+        Some(k) => ((k.to_u128() | 1).ilog2() / 8 + 1) as usize,
+    }
+}
+
+/// Asserts what `stats()` can say about lazy leaves without the tree's
+/// shape: none without lazy expansion, at most one per key with it, and a
+/// single key always one (no node may hold a single key).
+///
+/// # Panics
+///
+/// When `stats` breaks one of those.
+#[track_caller]
+pub fn check_lazy_leaves(stats: &Stats, compression: Compression, what: &dyn fmt::Debug) {
+    if compression.lazy() {
+        assert!(
+            stats.lazy_leaves <= stats.keys,
+            "{what:?}: {} lazy leaves for {} keys",
+            stats.lazy_leaves,
+            stats.keys
+        );
+        if stats.keys == 1 {
+            assert_eq!(
+                stats.lazy_leaves, 1,
+                "{what:?}: a single key not in a lazy leaf"
+            );
+        }
+    } else {
+        assert_eq!(
+            stats.lazy_leaves, 0,
+            "{what:?}: lazy leaves without lazy expansion"
         );
     }
 }

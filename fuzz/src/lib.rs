@@ -41,7 +41,8 @@ pub use keys::{run_step, BoundSpec, KeyInt, KeySpec};
 pub use map::{FuzzMap, Previous};
 pub use ops::{Finish, Input, Op};
 pub use shared::{
-    check_shared, AreaLimit, SharedConfig, SharedFinish, SharedInput, SharedOp, Summary, TreeSet,
+    check_shared, AreaLimit, SharedCompression, SharedConfig, SharedFinish, SharedInput, SharedOp,
+    Summary, TreeSet,
 };
 pub use tids::{check_tidstore, TidInput};
 pub use values::{FuzzValue, ModelValue, Pair};

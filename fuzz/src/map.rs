@@ -117,6 +117,18 @@ pub trait FuzzMap {
     fn debug_len(&self) -> usize;
     /// `stats`.
     fn stats(&self) -> radix_core::Stats;
+    /// The configuration's compression, which changes what `stats` must
+    /// report (see [`crate::harness::expected_height`]).
+    fn compression(&self) -> radix_core::Compression;
+}
+
+/// The compression of a tree's configuration: how
+/// [`impl_fuzz_map!`](crate::impl_fuzz_map) reaches `NAMEConfig`, whose
+/// name a `macro_rules!` macro cannot build from the tree's.
+pub fn compression_of<C: radix_core::Config>(
+    _: &radix_core::RawTree<C>,
+) -> radix_core::Compression {
+    C::COMPRESSION
 }
 
 /// Implements [`FuzzMap`] for a `radix_tree!` type by delegating to its
@@ -274,6 +286,10 @@ macro_rules! impl_fuzz_map {
 
             fn stats(&self) -> ::radix_core::Stats {
                 $tree::stats(self)
+            }
+
+            fn compression(&self) -> ::radix_core::Compression {
+                $crate::map::compression_of($tree::as_raw(self))
             }
         }
     };

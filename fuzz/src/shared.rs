@@ -3,8 +3,9 @@
 //! `BTreeMap` models.
 //!
 //! A [`SharedInput`] chooses the area's limit, which trees it holds (the
-//! target declares two configurations of different layouts) and a list of
-//! [`SharedOp`]s. Each operation goes to one tree: the ordinary tree
+//! target declares two configurations of different layouts), their
+//! compression (the target declares the pair once per choice) and a list
+//! of [`SharedOp`]s. Each operation goes to one tree: the ordinary tree
 //! operations of [`Op`] (writes under a freshly taken write guard, reads
 //! under a read guard), or a shared-only one: reading through two read
 //! guards while a writer is refused, attaching a second handle and reading
@@ -32,9 +33,9 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use radix_core::config::Removable;
 use radix_core::shm::{Area, AreaOptions, Backing, SharedMemory, SharedTree, ShmError, WriteGuard};
-use radix_core::{Config, ValueOf};
+use radix_core::{Compression, Config, ValueOf};
 
-use crate::harness::{same, BATCH, MAX_KEYS};
+use crate::harness::{check_lazy_leaves, expected_height, same, BATCH, MAX_KEYS};
 use crate::keys::{interval, run_step, Bases, KeyInt, KeySpec};
 use crate::map::Previous;
 use crate::ops::{Op, MAX_RUN};
@@ -50,10 +51,38 @@ pub struct SharedInput {
     pub trees: TreeSet,
     /// How the trees are emptied at the end.
     pub finish: SharedFinish,
+    /// The compression of both trees: which of the target's pairs of
+    /// configurations runs the input.
+    pub compression: SharedCompression,
     /// The bases of [`KeySpec::Clustered`] keys.
     pub bases: Bases,
     /// The operations, applied in order.
     pub ops: Vec<SharedOp>,
+}
+
+/// [`radix_core::Compression`], decodable from fuzz input.
+#[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SharedCompression {
+    /// `compression: none`.
+    None,
+    /// `compression: lazy`.
+    Lazy,
+    /// `compression: path`.
+    Path,
+    /// `compression: full`.
+    Full,
+}
+
+impl SharedCompression {
+    /// The engine's name for this choice.
+    pub fn get(self) -> Compression {
+        match self {
+            SharedCompression::None => Compression::None,
+            SharedCompression::Lazy => Compression::Lazy,
+            SharedCompression::Path => Compression::Path,
+            SharedCompression::Full => Compression::Full,
+        }
+    }
 }
 
 /// The area's size limit.
@@ -323,14 +352,23 @@ pub fn make_area(limit: AreaLimit) -> Area {
 
 /// Runs `input` on a new area holding trees of configurations `A` and `B`
 /// (as `input.trees` says) and on their models, panicking on the first
-/// difference.
+/// difference. Both configurations must have `input.compression`: the
+/// caller picks the pair for it.
 ///
 /// # Panics
 ///
 /// On any difference between a tree and its model, a failed `verify()`, a
 /// refusal that changed something or was not `AreaFull` in a limited area,
 /// an area past its limit, or memory not given back: that is, on a bug.
+/// Also when `A` or `B` lacks `input.compression`.
 pub fn check_shared<A: SharedConfig, B: SharedConfig>(input: &SharedInput) -> Summary {
+    let compression = input.compression.get();
+    assert!(
+        A::COMPRESSION == compression && B::COMPRESSION == compression,
+        "{} and {} do not both have {compression:?}: the target picked the wrong pair",
+        A::NAME,
+        B::NAME
+    );
     let area = make_area(input.limit);
     let empty = area.empty_size();
     assert_eq!(area.memory_usage(), empty, "a new area");
@@ -967,13 +1005,7 @@ impl<C: SharedConfig> Driven for Driver<C> {
     }
 
     fn check_stats(&self, at: &Where<'_>) {
-        // One level per byte of the largest key: the height adapts to it.
-        let height = self
-            .st
-            .model
-            .keys()
-            .next_back()
-            .map_or(0, |k| ((k.to_u128() | 1).ilog2() / 8 + 1) as usize);
+        let height = expected_height(self.st.model.keys().next_back().copied(), C::COMPRESSION);
         let r = self.tree.read();
         let stats = r.stats();
         let name = C::NAME;
@@ -983,6 +1015,7 @@ impl<C: SharedConfig> Driven for Driver<C> {
             "{at:?}: {name}: stats().keys"
         );
         assert_eq!(stats.height, height, "{at:?}: {name}: stats().height");
+        check_lazy_leaves(&stats, C::COMPRESSION, &(at, name));
         assert_eq!(
             stats.memory_bytes,
             r.memory_usage(),
@@ -1070,51 +1103,72 @@ mod tests {
     use arbitrary::Unstructured;
     use radix_core::value::VarBytes;
 
-    radix_core::radix_tree! {
-        struct Words { key: u64, value: u64, layout: embedded, memory: shared }
+    /// Declares the target's pair of configurations for one compression.
+    macro_rules! pair {
+        (
+            $choice:ident:
+            $words:ident, $words_config:ident, $strings:ident, $strings_config:ident
+        ) => {
+            radix_core::radix_tree! {
+                struct $words {
+                    key: u64, value: u64, layout: embedded, memory: shared,
+                    compression: $choice,
+                }
+            }
+            radix_core::radix_tree! {
+                struct $strings {
+                    key: u32, value: VarBytes, layout: varlen, memory: shared,
+                    compression: $choice,
+                }
+            }
+            crate::impl_shared_config!($words_config, u64, sized);
+            crate::impl_shared_config!($strings_config, VarBytes, varlen);
+        };
     }
-    radix_core::radix_tree! {
-        struct Strings { key: u32, value: VarBytes, layout: varlen, memory: shared }
-    }
-    crate::impl_shared_config!(WordsConfig, u64, sized);
-    crate::impl_shared_config!(StringsConfig, VarBytes, varlen);
+
+    pair!(none: Words, WordsConfig, Strings, StringsConfig);
+    pair!(lazy: LazyWords, LazyWordsConfig, LazyStrings, LazyStringsConfig);
+    pair!(path: PathWords, PathWordsConfig, PathStrings, PathStringsConfig);
+    pair!(full: FullWords, FullWordsConfig, FullStrings, FullStringsConfig);
 
     fn replay(bytes: &[u8]) -> (SharedInput, Summary) {
         let input = SharedInput::arbitrary_take_rest(Unstructured::new(bytes)).expect("decodes");
-        let summary = check_shared::<WordsConfig, StringsConfig>(&input);
+        let summary = match input.compression {
+            SharedCompression::None => check_shared::<WordsConfig, StringsConfig>(&input),
+            SharedCompression::Lazy => check_shared::<LazyWordsConfig, LazyStringsConfig>(&input),
+            SharedCompression::Path => check_shared::<PathWordsConfig, PathStringsConfig>(&input),
+            SharedCompression::Full => check_shared::<FullWordsConfig, FullStringsConfig>(&input),
+        };
         (input, summary)
     }
 
     /// The committed seeds decode to what make_seeds.py meant: the limited
-    /// ones reach their limit, and every one leaves keys to finish with.
+    /// ones reach their limit, and every one leaves keys to finish with,
+    /// on the uncompressed pair and (names prefixed) on each compressed one.
     #[test]
     fn seeds_reach_what_they_aim_at() {
-        for (name, bytes, limited) in [
-            (
-                "fill_both_limited",
-                &include_bytes!("../seeds/tree_shared/fill_both_limited")[..],
-                true,
-            ),
-            (
-                "one_node_per_key",
-                &include_bytes!("../seeds/tree_shared/one_node_per_key")[..],
-                true,
-            ),
-            (
-                "varlen_limited",
-                &include_bytes!("../seeds/tree_shared/varlen_limited")[..],
-                true,
-            ),
-            (
-                "two_trees_destroyed_full",
-                &include_bytes!("../seeds/tree_shared/two_trees_destroyed_full")[..],
-                false,
-            ),
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/tree_shared");
+        for (prefix, compression) in [
+            ("", SharedCompression::None),
+            ("lazy_", SharedCompression::Lazy),
+            ("path_", SharedCompression::Path),
+            ("full_", SharedCompression::Full),
         ] {
-            let (input, summary) = replay(bytes);
-            assert_eq!(input.limit.extra().is_some(), limited, "{name}: {input:?}");
-            assert_eq!(summary.refusals > 0, limited, "{name}: {summary:?}");
-            assert!(summary.keys > 0, "{name}: {summary:?}");
+            for (seed, limited) in [
+                ("fill_both_limited", true),
+                ("one_node_per_key", true),
+                ("varlen_limited", true),
+                ("two_trees_destroyed_full", false),
+            ] {
+                let name = format!("{prefix}{seed}");
+                let bytes = std::fs::read(format!("{dir}/{name}"))
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                let (input, summary) = replay(&bytes);
+                assert_eq!(input.compression, compression, "{name}: {input:?}");
+                assert_eq!(input.limit.extra().is_some(), limited, "{name}: {input:?}");
+                assert_eq!(summary.refusals > 0, limited, "{name}: {summary:?}");
+                assert!(summary.keys > 0, "{name}: {summary:?}");
+            }
         }
     }
 
