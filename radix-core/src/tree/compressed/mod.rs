@@ -461,6 +461,9 @@ impl<C: Config> RawTree<C> {
                 }
             };
             self.len -= 1;
+            // Take the value before releasing the memory, which may hold
+            // its leaf.
+            let old = LayoutOf::<C>::take(slot, &mut self.mem);
             if self.len == 0 {
                 self.root = None;
                 // SAFETY: the last value is out; no node is used again.
@@ -468,7 +471,7 @@ impl<C: Config> RawTree<C> {
             } else {
                 self.repair(key, &path[..depth]);
             }
-            Ok(LayoutOf::<C>::take(slot, &mut self.mem))
+            Ok(old)
         }
     }
 
@@ -519,7 +522,10 @@ impl<C: Config> RawTree<C> {
                 if shift == 0 {
                     if !C::COMPRESSION.lazy() {
                         // One value under a prefix: canonical without lazy
-                        // leaves.
+                        // leaves, in the smallest class that holds it.
+                        if lost {
+                            Self::shrink_if_sparse::<SlotOf<C>>(mem, loc, node, shift);
+                        }
                         break;
                     }
                     let e = entry_at::<SlotOf<C>>(node, 0).expect("one entry");
