@@ -791,18 +791,19 @@ fn compression_reaches_the_config() {
     assert_eq!(Full128Config::COMPRESSION, Compression::Full);
     assert_eq!(FullStringsConfig::COMPRESSION, Compression::Full);
     assert_eq!(SharedFullConfig::COMPRESSION, Compression::Full);
-    // Trees that leave the key out all get the macro's one default
-    // (whichever it is: radix-macros' own tests pin it to its constant).
+    // Trees that leave the key out get their key type's default: none,
+    // but full for u128 keys (UUIDs and hashes are sparse).
     for c in [
         BlockMapConfig::COMPRESSION,
         TinyConfig::COMPRESSION,
         NamesConfig::COMPRESSION,
-        ExtentsConfig::COMPRESSION,
         StringsConfig::COMPRESSION,
         AppendConfig::COMPRESSION,
+        BytesConfig::COMPRESSION,
     ] {
-        assert_eq!(c, BytesConfig::COMPRESSION);
+        assert_eq!(c, Compression::None);
     }
+    assert_eq!(ExtentsConfig::COMPRESSION, Compression::Full);
     // The other declared choices are untouched by the compression.
     assert_eq!(Full128Config::SIZE_CLASSES.capacities(), &[2, 16, 256][..]);
     const { assert!(!FullAppendConfig::DELETE) };

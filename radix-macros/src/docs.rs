@@ -146,7 +146,7 @@ fn size_classes_doc(spec: &Spec) -> String {
 mod tests {
     use super::*;
     use crate::parse::Invocation;
-    use crate::validate::{validate, DEFAULT_COMPRESSION};
+    use crate::validate::{validate, Compression};
 
     fn docs(fields: &str) -> Vec<String> {
         let invocation: Invocation =
@@ -184,7 +184,7 @@ mod tests {
             compression_line("key: u64, value: u64"),
             format!(
                 "- compression: {} (the default)",
-                compression_doc(DEFAULT_COMPRESSION)
+                compression_doc(Compression::None)
             )
         );
     }

@@ -140,7 +140,7 @@ fn config(spec: &Spec, names: &Names) -> TokenStream {
         Memory::Shared => quote!(::radix_core::mem::SharedMemory),
     };
     // Always written out, the default included: the trait's own default
-    // and the macro's need not agree (see `DEFAULT_COMPRESSION`).
+    // and the macro's need not agree (see `default_compression`).
     let compression = format_ident!("{}", spec.compression.variant());
     let removable = delete.then(|| {
         quote! {

@@ -11,7 +11,7 @@
 //! - `parse`: the invocation's token structure;
 //! - `validate`: meaning (required and duplicate fields, supported key
 //!   types, known layouts and compressions), reported with spans on the
-//!   offending tokens; `DEFAULT_COMPRESSION` there is the one place the
+//!   offending tokens; `default_compression` there is the one place the
 //!   compression of a tree that names none is decided;
 //! - `emit`: the configuration, its checks, the type and its aliases,
 //!   with `methods` and `traits` for the impls and `docs` for the
@@ -91,9 +91,11 @@ mod validate;
 ///   `u128` UUIDs), where an uncompressed tree spends most of its memory on
 ///   single-child chains.
 ///
-/// Left out, `compression` takes the macro's default, which the generated
-/// type's documentation names ("compression: ... (the default)"); spell
-/// the choice out when it matters, since the default may change.
+/// Left out, `compression` is `none`, except for `u128` keys, where it is
+/// `full`: the benchmarks' dense `u64` workloads are fastest and smallest
+/// uncompressed, and `u128` keys are mostly UUIDs and hashes. The generated
+/// type's documentation names the choice ("compression: ... (the
+/// default)").
 ///
 /// # What it declares
 ///

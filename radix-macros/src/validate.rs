@@ -24,12 +24,22 @@ use crate::parse::{Field, FieldValue, Invocation};
 /// The key types the engine implements `Key` for.
 const KEY_TYPES: [&str; 5] = ["u8", "u16", "u32", "u64", "u128"];
 
-/// The compression of a tree declared without `compression:`.
+/// The compression of a tree declared without `compression:`, by key type.
 ///
-/// The one place the default is decided: the generated docs name it, and
-/// nothing else states it, so changing it here (once benchmarks say which
-/// default serves most trees) changes every tree that leaves the key out.
-pub const DEFAULT_COMPRESSION: Compression = Compression::None;
+/// The one place the default is decided, from the benchmarks
+/// (`benches/RESULTS.md`, "Sparse keys"): for `u64` keys, `none` is fastest
+/// and smallest on the dense workloads (RT-1, RT-2, RT-5, RT-6) and costs
+/// them nothing, while `full` wins only on the sparse ones (RT-3, RT-4),
+/// whose users name it; `u128` keys are UUIDs and hashes, sparse by
+/// nature, where `full` takes 0.09x the memory of `none` (RT-7). The
+/// generated docs name the default.
+pub fn default_compression(key: &Ident) -> Compression {
+    if key == "u128" {
+        Compression::Full
+    } else {
+        Compression::None
+    }
+}
 
 /// A checked configuration, ready to emit.
 pub struct Spec {
@@ -261,13 +271,15 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
         forwarded,
         vis: inv.vis,
         name: inv.name,
+        compression: compression.unwrap_or_else(|| {
+            default_compression(key.as_ref().expect("a key type, checked above"))
+        }),
         key: key.expect("a key type, checked above"),
         value: value.expect("a value type, checked above"),
         layout,
         size_classes,
         delete,
         memory,
-        compression: compression.unwrap_or(DEFAULT_COMPRESSION),
         compression_defaulted: compression.is_none(),
     })
 }
@@ -403,9 +415,12 @@ mod tests {
     }
 
     #[test]
-    fn compression_defaults_to_the_constant() {
+    fn compression_defaults_by_key_type() {
         let spec = check("key: u64, value: u64").unwrap();
-        assert!(spec.compression == DEFAULT_COMPRESSION);
+        assert!(spec.compression == Compression::None);
+        assert!(spec.compression_defaulted);
+        let spec = check("key: u128, value: u64").unwrap();
+        assert!(spec.compression == Compression::Full);
         assert!(spec.compression_defaulted);
     }
 

@@ -212,8 +212,9 @@ where
 }
 
 /// Every RT structure's name, project first, in report order.
-pub const RT_IMPLS: [&str; 8] = [
+pub const RT_IMPLS: [&str; 9] = [
     project::ProjectMap::NAME,
+    project::ProjectMapFull::NAME,
     shared::ProjectSharedMap::NAME,
     <blart::BlartMap as RtMap>::NAME,
     congee::CongeeMap::NAME,
@@ -289,6 +290,7 @@ pub trait TsVisitor {
 pub fn visit_rt<V: RtVisitor>(name: &str, visitor: V) -> Option<V::Output> {
     Some(match name {
         project::ProjectMap::NAME => visitor.visit::<project::ProjectMap>(),
+        project::ProjectMapFull::NAME => visitor.visit::<project::ProjectMapFull>(),
         shared::ProjectSharedMap::NAME => visitor.visit::<shared::ProjectSharedMap>(),
         <blart::BlartMap as RtMap>::NAME => visitor.visit::<blart::BlartMap>(),
         congee::CongeeMap::NAME => visitor.visit::<congee::CongeeMap>(),

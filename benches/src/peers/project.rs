@@ -1,6 +1,11 @@
 //! The project's structures: `radix_tree!` maps with the default layout
 //! (values embedded in the slot word), `u64` keys and, for RT-7, `u128`
 //! keys, and the insert-only [`TidStore`].
+//!
+//! Each map has its key type's default compression (none for `u64`, full
+//! for `u128`), and `project-full` is the `u64` map declared with
+//! `compression: full`, what a user keying by random or hashed ids
+//! declares: the RT tables show both on every workload.
 
 use tidstore::{Tid, TidStore};
 
@@ -10,11 +15,16 @@ use super::{DeadTidSet, RtMap};
 /// and its [`RtMap`] adapter: one per key width the RT workloads use.
 macro_rules! project_map {
     ($(#[$doc:meta])* $tree:ident, $map:ident, $key:ident) => {
+        project_map!($(#[$doc])* $tree, $map, $key, "project", {});
+    };
+    ($(#[$doc:meta])* $tree:ident, $map:ident, $key:ident, $name:literal,
+        { $($field:ident : $value:ident),* }) => {
         radix_core::radix_tree! {
             $(#[$doc])*
             pub struct $tree {
                 key: $key,
                 value: u64,
+                $($field: $value,)*
             }
         }
 
@@ -22,7 +32,7 @@ macro_rules! project_map {
         pub struct $map($tree);
 
         impl RtMap<$key> for $map {
-            const NAME: &'static str = "project";
+            const NAME: &'static str = $name;
 
             fn new() -> Self {
                 Self($tree::new())
@@ -59,8 +69,19 @@ project_map!(
 );
 
 project_map!(
+    /// The project's tree for RT-1 to RT-6 as a user with sparse keys
+    /// declares it: `u64 -> u64`, default layout and size classes,
+    /// `compression: full`.
+    ProjectTreeFull,
+    ProjectMapFull,
+    u64,
+    "project-full",
+    { compression: full }
+);
+
+project_map!(
     /// The project's tree for RT-7: `u128 -> u64`, default layout and size
-    /// classes.
+    /// classes (and so full compression, `u128`'s default).
     ProjectTree128,
     ProjectMap128,
     u128

@@ -33,7 +33,13 @@ macro_rules! tree_config {
         tree_config!($name, $key, $layout, radix_core::SizeClasses::DEFAULT);
     };
     ($name:ident, $key:ty, $layout:ty, $classes:expr) => {
-        tree_config!($name, $key, $layout, $classes, radix_core::Compression::None);
+        tree_config!(
+            $name,
+            $key,
+            $layout,
+            $classes,
+            radix_core::Compression::None
+        );
     };
     ($name:ident, $key:ty, $layout:ty, $classes:expr, $compression:expr) => {
         enum $name {}

@@ -40,9 +40,7 @@ use crate::node::prefix::prefix_word;
 unsafe fn lazy_match<C: Config>(leaf: NodePtr, key: C::Key) -> Option<NonNull<SlotOf<C>>> {
     let addr = leaf.addr();
     // SAFETY: the caller's contract.
-    unsafe {
-        (lazy::key::<C::Key, SlotOf<C>>(addr) == key).then(|| lazy::slot::<SlotOf<C>>(addr))
-    }
+    unsafe { (lazy::key::<C::Key, SlotOf<C>>(addr) == key).then(|| lazy::slot::<SlotOf<C>>(addr)) }
 }
 
 /// One node on a removal's path: where it is held, the node, its shift,
@@ -469,7 +467,10 @@ impl<C: Config> RawTree<C> {
                 // SAFETY: the last value is out; no node is used again.
                 self.mem.release_all();
             } else {
-                self.repair(key, &path[..depth]);
+                // Only the memory field is borrowed: the recorded
+                // locations may point into the root field.
+                Self::repair(&mut self.mem, key, &path[..depth]);
+                self.fix_height();
             }
             Ok(old)
         }
@@ -485,8 +486,7 @@ impl<C: Config> RawTree<C> {
     /// `path` holds the live nodes from the root down to the node that
     /// lost `key`'s entry, with their locations and shifts; what this
     /// allocates is reserved ([`Self::reserve_removal`]).
-    unsafe fn repair(&mut self, key: C::Key, path: &[MaybeUninit<PathStep<C>>]) {
-        let mem = &mut self.mem;
+    unsafe fn repair(mem: &mut C::Memory, key: C::Key, path: &[MaybeUninit<PathStep<C>>]) {
         let mut level = path.len();
         // Whether the node at `level - 1` lost an entry (rather than had
         // its child collapse into a lazy leaf in place).
@@ -560,6 +560,12 @@ impl<C: Config> RawTree<C> {
                 break;
             }
         }
+    }
+
+    /// Without path compression, brings the height back to the largest
+    /// key's after a removal: a lazy root's is its key's, a node root
+    /// drops the levels that only lead to chunk 0.
+    fn fix_height(&mut self) {
         if !C::COMPRESSION.path() {
             let root = follow::<C>(&self.mem, self.root.expect("non-empty tree"));
             if root.is_lazy() {
