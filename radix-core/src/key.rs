@@ -49,7 +49,7 @@ pub trait Key: Copy + Ord + Eq + core::hash::Hash + Debug + sealed::Sealed + 'st
     /// The *prefix word* of a path-compressed node at `shift` on this
     /// key's path: the key's bits above the node's chunk, with `shift` in
     /// the low byte (whose bits a prefix never uses: they lie below
-    /// `shift + 8`). See [`crate::node::prefix`].
+    /// `shift + 8`). See [`crate::node`], "Compression".
     fn prefix_word(self, shift: u32) -> Self;
     /// The shift a prefix word records.
     fn word_shift(self) -> u32;

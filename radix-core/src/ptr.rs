@@ -6,13 +6,13 @@
 //! match, without first loading a header to learn what the child is. The
 //! kind sits in bits 0 and 1, not higher, so that the dispatch masks the
 //! word and needs no shift. Bit 2 marks a *lazy leaf* (a key and its value
-//! standing for a subtree of one key, see [`crate::node::lazy`]) in trees
+//! standing for a subtree of one key, see [`crate::node`]) in trees
 //! with lazy expansion; its kind bits are zero.
 //!
 //! Path-compressed trees align their nodes to 16 bytes and spend bit 3 of a
 //! *stored child reference* on whether the node skips key bytes (its prefix
 //! word records a shift below the chunk after its parent's, see
-//! [`crate::node::prefix`]). A lookup reads that word only where the flag
+//! [`crate::node`]). A lookup reads that word only where the flag
 //! says so, so the keys of a dense tree, which skip nothing, descend as in
 //! an uncompressed tree: the next chunk's shift is known before the child
 //! is loaded, not read from it. The engine strips the flag

@@ -31,7 +31,7 @@
 //! ([`Compression`](crate::Compression)); the layout above is the same in
 //! every mode, and only two things are added around it.
 //!
-//! **The prefix word** ([`prefix`]), with path compression. An inner node
+//! **The prefix word** (module `prefix`), with path compression. An inner node
 //! with a single child is merged into that child, which then consumes its
 //! chunk below the shift its depth implies. The node records that in one
 //! key-wide word *in front of* its header:
@@ -55,7 +55,7 @@
 //! nothing is skipped, the next chunk's shift is known before the child is
 //! loaded, as in the uncompressed tree.
 //!
-//! **Lazy leaves** ([`lazy`]), with lazy expansion. A subtree that would
+//! **Lazy leaves** (module `lazy`), with lazy expansion. A subtree that would
 //! hold one key is not built: the child slot refers to a lazy leaf instead,
 //! the value slot and the whole key side by side in a pool of their own,
 //! the reference tagged with bit 2. A lookup that meets one compares keys;
