@@ -24,6 +24,13 @@ radix_core::radix_tree! {
         value: BlockEntry,
         layout: varlen,
         memory: shared,
+        // Block numbers are dense: a vacuum's dead blocks fill whole runs of
+        // the table, so no subtree holds a single block and no node has a
+        // single child worth merging. Uncompressed is then the fastest and
+        // smallest (no prefix word or 16-byte alignment per node, no tag
+        // test per level: benches/RESULTS.md, "Sparse keys", measures
+        // what `full` costs dense keys).
+        compression: none,
     }
 }
 
