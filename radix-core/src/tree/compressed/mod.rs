@@ -78,10 +78,8 @@ impl<C: Config> RawTree<C> {
             return None;
         }
         loop {
-            // SAFETY: nodes and lazy leaves reachable from the root are
-            // live; above the last level a node's slots are child
-            // references, at it the layout's; flagged nodes (path
-            // compression only) have prefix words.
+            // SAFETY: reachable nodes and lazy leaves are live, inner slots
+            // hold child references, flagged nodes have prefix words.
             unsafe {
                 // (Without path compression bit 3 belongs to the address.)
                 let check = if C::COMPRESSION.path() {
@@ -286,10 +284,10 @@ impl<C: Config> RawTree<C> {
         let mut at_root = true;
         // The shift of the first chunk below the node holding `loc`.
         let mut shift = self.root_shift;
-        // SAFETY: `loc` always points at a live slot holding a live
-        // reference (the root field, or a child slot of a live node that is
-        // not changed while `loc` is used); lazy leaves and prefix words
-        // exist only in configurations that have them.
+        // `loc` is the root field or a child slot of a live node that is
+        // not changed while `loc` is used.
+        // SAFETY: `loc` holds a live reference (see above); lazy leaves and
+        // prefix words exist only in configurations that have them.
         unsafe {
             loop {
                 let node = follow::<C>(&self.mem, loc.read());
