@@ -3,16 +3,18 @@
 encode meaningful operation sequences (grow a node through every size class
 and shrink it back, keys at the width's boundaries, clustered keys, value
 lengths on both sides of the varlen embedding limit, TID store forms and
-refused calls).
+refused calls, the map API: entries, mutable and owning iteration, bulk
+removal, split and append, cursors, clones and set operations; the TID
+store's set operations).
 
 The bytes follow the `arbitrary` 1.x encoding that `fuzz_target!` decodes
 (`Arbitrary::arbitrary_take_rest`): integers little-endian, `bool` the low
 bit of a byte, an enum variant a `u32` scaled by the variant count, and a `Vec`
 (the trailing list of operations, or offsets inside one) one `true` byte
 before each element, a `false` byte or the end of the data after the last. Variant
-numbers follow declaration order in src/ops.rs, src/keys.rs, src/shared.rs
-and src/tids.rs; if those enums change, re-run this script (old seeds still
-decode, just to other operations). Check a seed's meaning with
+numbers follow declaration order in src/ops.rs, src/keys.rs, src/shared.rs,
+src/tids.rs and src/tid_sets.rs; if those enums change, re-run this script
+(old seeds still decode, just to other operations). Check a seed's meaning with
 `cargo +nightly fuzz fmt <target> seeds/<target>/<file>`.
 
 Usage: python3 make_seeds.py   (from any directory)
@@ -116,7 +118,7 @@ def unbounded(e):
 
 
 # ----------------------------------------------------------------- ops.rs
-OP = 14
+OP = 27
 STEP_256 = 225  # run_step: 224 + 1 -> a step of 256
 
 
@@ -205,6 +207,154 @@ def remove_run(e, key, args, length, step):
 
 def verify(e):
     op(e, 13)
+
+
+# The map API (ops.rs after `Verify`). A KeyPick is written by a callable:
+# any_key(spec, *args), existing(n) or near(n, delta).
+def any_key(key, *args):
+    def w(e):
+        e.variant(0, 3)
+        key(e, *args)
+    return w
+
+
+def existing(index):
+    return lambda e: e.variant(1, 3).u16(index)
+
+
+def near(index, delta):
+    return lambda e: e.variant(2, 3).u16(index).i8(delta)
+
+
+def pick_included(pick):
+    return lambda e: (e.variant(0, 3), pick(e))
+
+
+def pick_excluded(pick):
+    return lambda e: (e.variant(1, 3), pick(e))
+
+
+def pick_unbounded(e):
+    e.variant(2, 3)
+
+
+ENTRY_ACTIONS = 6
+OCC_GET, OCC_GET_MUT, OCC_INTO_MUT, OCC_INSERT, OCC_REMOVE, OCC_REMOVE_ENTRY = range(6)
+
+
+def entry(e, pick, action, value):
+    """`action` is ("or_insert", write), ("or_insert_with", write),
+    ("or_insert_with_key",), ("or_default", write), ("and_modify", insert)
+    or ("match", occupied, vacant_insert, write)."""
+    op(e, 14)
+    pick(e)
+    name = action[0]
+    if name == "or_insert":
+        e.variant(0, ENTRY_ACTIONS).bool(action[1])
+    elif name == "or_insert_with":
+        e.variant(1, ENTRY_ACTIONS).bool(action[1])
+    elif name == "or_insert_with_key":
+        e.variant(2, ENTRY_ACTIONS)
+    elif name == "or_default":
+        e.variant(3, ENTRY_ACTIONS).bool(action[1])
+    elif name == "and_modify":
+        e.variant(4, ENTRY_ACTIONS).bool(action[1])
+    else:
+        e.variant(5, ENTRY_ACTIONS).variant(action[1], 6).bool(action[2]).bool(action[3])
+    e.u64(value)
+
+
+def iter_mut(e, pattern, rewrite, values_only):
+    op(e, 15)
+    e.u64(pattern).u64(rewrite).bool(values_only)
+
+
+def range_mut(e, low, high, pattern, rewrite):
+    op(e, 16)
+    low(e)
+    high(e)
+    e.u64(pattern).u64(rewrite)
+
+
+ENTRIES, KEYS, VALUES = 0, 1, 2
+
+
+def into_iter(e, kind, pattern, take, on_self):
+    op(e, 17)
+    e.variant(kind, 3).u64(pattern).u16(take).bool(on_self)
+
+
+def pop(e, count, pattern):
+    op(e, 18)
+    e.u8(count).u64(pattern)
+
+
+def retain(e, seed, keep, rewrite):
+    op(e, 19)
+    e.u64(seed).u8(keep).bool(rewrite)
+
+
+def split_append(e, pick, upper_into_lower):
+    op(e, 20)
+    pick(e)
+    e.bool(upper_into_lower)
+
+
+def other_spec(e, every, frm, key, args, length, step, value):
+    e.u8(every).u16(frm)
+    key(e, *args)
+    e.u8(length).u8(step).u64(value)
+
+
+def append(e, *other):
+    op(e, 21)
+    other_spec(e, *other)
+
+
+def seek(e, pick):
+    op(e, 22)
+    pick(e)
+
+
+CURSOR_MOVES = 7
+NEXT, PREV, PEEK_NEXT, PEEK_PREV, FORK = 0, 1, 2, 3, 6
+
+
+def cursor(e, start, moves):
+    """`moves`: NEXT, PREV, PEEK_NEXT, PEEK_PREV, FORK, ("seek", pick) or
+    ("seek_get", pick)."""
+    op(e, 23)
+    start(e)
+    for m in moves:
+        e.bool(True)
+        if isinstance(m, tuple):
+            e.variant(4 if m[0] == "seek" else 5, CURSOR_MOVES)
+            m[1](e)
+        else:
+            e.variant(m, CURSOR_MOVES)
+    e.bool(False)
+
+
+def clone_change(e, pick, remove, value):
+    op(e, 24)
+    pick(e)
+    e.bool(remove).u64(value)
+
+
+UNION, INTERSECT, DIFFERENCE = 0, 1, 2
+OURS, THEIRS, MIXED = 0, 1, 2
+
+
+def set_op(e, kind, merge, *other):
+    op(e, 25)
+    e.variant(kind, 3)
+    other_spec(e, *other)
+    e.variant(merge, 3)
+
+
+def compare(e, *other):
+    op(e, 26)
+    other_spec(e, *other)
 
 
 DRAIN, CLEAR, DROP = 0, 1, 2
@@ -325,6 +475,73 @@ def tree_seeds():
             verify(e)
     iterate(e, 0x5A5A_5A5A_5A5A_5A5A)
     seeds["sparse"] = e
+
+    # The map API on a node grown through its classes: every entry
+    # combinator on present and absent keys, mutable walks, pops, a
+    # retain, owning walks of clones and of the tree itself, cursors.
+    e = tree_input(False, DRAIN, [0x4400, 1 << 36, 2**62])
+    insert_run(e, clustered, [0, 0], 200, 0, value=5)
+    for i, action in enumerate([
+        ("or_insert", True), ("or_insert_with", False),
+        ("or_insert_with_key",), ("or_default", True),
+        ("and_modify", True), ("and_modify", False),
+        ("match", OCC_GET, True, False), ("match", OCC_GET_MUT, False, False),
+        ("match", OCC_INTO_MUT, True, True), ("match", OCC_INSERT, True, False),
+        ("match", OCC_REMOVE, False, False), ("match", OCC_REMOVE_ENTRY, True, True),
+    ]):
+        entry(e, existing(i * 13), action, 1000 + i)
+        entry(e, any_key(clustered, 0, 300 + i), action, 2000 + i)
+        entry(e, near(i * 7, 1), action, 3000 + i)
+    verify(e)
+    iter_mut(e, 0x0F0F_0F0F_0F0F_0F0F, 77, False)
+    iter_mut(e, 0xAAAA_AAAA_AAAA_AAAA, 78, True)
+    range_mut(e, pick_included(existing(20)), pick_excluded(near(150, 1)), 0x3333, 79)
+    range_mut(e, pick_excluded(existing(180)), pick_unbounded, 2**64 - 1, 80)
+    pop(e, 12, 0x0F0)
+    seek(e, near(40, 1))
+    seek(e, any_key(near_max, 0))
+    cursor(e, existing(10), [NEXT, NEXT, PREV, PEEK_PREV, PEEK_NEXT, FORK,
+                             ("seek", near(100, -1)), NEXT, PREV, PREV,
+                             ("seek_get", existing(50)), ("seek_get", near(60, 1)),
+                             ("seek", any_key(near_max, 0)), NEXT, PREV, PEEK_NEXT])
+    retain(e, 0xC0FFEE, 160, True)
+    verify(e)
+    into_iter(e, ENTRIES, 0x5555, 40, False)
+    into_iter(e, KEYS, 0xFF00, 1000, False)
+    into_iter(e, VALUES, 0x1248, 7, False)
+    into_iter(e, ENTRIES, 0x6666, 90, True)
+    insert_run(e, clustered, [1, 0], 100, STEP_256, value=6)
+    verify(e)
+    seeds["map_api"] = e
+
+    # Split and append, clones, and set operations against second trees
+    # that share every key, some keys, or none.
+    e = tree_input(True, CLEAR, [0x7700, 0x7700 + 2**24, 2**40])
+    insert_run(e, clustered, [0, 0], 150, 1, value=8)
+    insert_run(e, clustered, [1, 0], 60, STEP_256, value=9)
+    split_append(e, existing(75), True)
+    split_append(e, near(180, 1), False)
+    split_append(e, any_key(small, 0), True)
+    split_append(e, any_key(near_max, 0), False)
+    clone_change(e, existing(30), False, 42)
+    clone_change(e, existing(31), True, 0)
+    clone_change(e, any_key(clustered, 2, 5), False, 43)
+    compare(e, 1, 0, small, [0], 0, 0, 1)       # every key: equal sets
+    compare(e, 3, 1, small, [0], 0, 0, 2)       # a subset
+    compare(e, 0, 0, clustered, [2, 0], 50, 0, 3)  # disjoint
+    compare(e, 2, 0, clustered, [2, 0], 9, 0, 4)   # overlapping
+    set_op(e, UNION, MIXED, 5, 2, clustered, [2, 0], 40, 1, 10)
+    set_op(e, INTERSECT, THEIRS, 2, 0, clustered, [0, 500], 30, 0, 11)
+    set_op(e, DIFFERENCE, OURS, 4, 1, small, [0], 0, 0, 12)
+    verify(e)
+    append(e, 3, 0, clustered, [1, 0x40], 100, 1, 13)
+    set_op(e, UNION, OURS, 0, 0, near_max, [20], 20, 0, 14)
+    set_op(e, INTERSECT, MIXED, 1, 0, small, [0], 0, 0, 15)
+    clone_change(e, existing(3), True, 0)
+    set_op(e, DIFFERENCE, OURS, 1, 0, small, [0], 0, 0, 16)  # everything
+    set_op(e, UNION, THEIRS, 0, 0, clustered, [1, 0], 200, STEP_256, 17)  # into empty
+    verify(e)
+    seeds["split_clone_sets"] = e
 
     return seeds
 
@@ -590,6 +807,145 @@ def tidstore_seeds():
     return seeds
 
 
+# ------------------------------------------------------------ tid_sets.rs
+def set_budget(e, tiny):
+    if tiny is None:
+        e.variant(0, 2)
+    else:
+        e.variant(1, 2).u16(tiny)
+
+
+def window(n):
+    return lambda e: e.variant(0, 3).u8(n)
+
+
+def spread(n):
+    return lambda e: e.variant(1, 3).u8(n)
+
+
+def raw_block(b):
+    return lambda e: e.variant(2, 3).u32(b)
+
+
+FORMS = 6
+
+
+def few(*offsets):
+    offs = list(offsets) + [0] * (3 - len(offsets))
+    # Each offset is stored modulo 2048 plus 1.
+    return lambda e: (e.variant(0, FORMS).u8(len(offsets) - 1),
+                      [e.u16(o - 1) for o in offs])
+
+
+def run_form(first, length):
+    return lambda e: e.variant(1, FORMS).u16(first - 1).u16(length)
+
+
+def stride_form(first, step, count):
+    return lambda e: e.variant(2, FORMS).u16(first - 1).u8(step).u8(count)
+
+
+def bits_form(first, bits):
+    return lambda e: e.variant(3, FORMS).u16(first - 1).u64(bits)
+
+
+def edges_form(low, high):
+    return lambda e: e.variant(4, FORMS).u8(low).u8(high)
+
+
+def full_form(e):
+    e.variant(5, FORMS)
+
+
+def store_spec(e, insert_only, tiny, blocks):
+    e.bool(insert_only)
+    set_budget(e, tiny)
+    for block, form in blocks:
+        e.bool(True)
+        block(e)
+        form(e)
+    e.bool(False)
+
+
+OPS3 = {"union": 0, "intersect": 1, "difference": 2}
+
+
+def steps(e, items):
+    """("combine", op, into_second), ("copy", op, into_second, max_bytes),
+    ("set", second, block, form) or ("clear", second)."""
+    for item in items:
+        e.bool(True)
+        kind = item[0]
+        if kind == "combine":
+            e.variant(0, 4).variant(OPS3[item[1]], 3).bool(item[2])
+        elif kind == "copy":
+            e.variant(1, 4).variant(OPS3[item[1]], 3).bool(item[2]).u16(item[3])
+        elif kind == "set":
+            e.variant(2, 4).bool(item[1])
+            item[2](e)
+            item[3](e)
+        else:
+            e.variant(3, 4).bool(item[1])
+    e.bool(False)
+
+
+def probes(e, items):
+    for block, offset in items:
+        e.bool(True)
+        block(e)
+        e.u16(offset)
+
+
+def tid_set_seeds():
+    seeds = {}
+    every_form = [few(1), few(2047, 2048), few(5, 900, 2048), run_form(1, 2048),
+                  run_form(100, 300), stride_form(3, 7, 250), bits_form(1, 0xF0F0_F0F0_0F0F_0F0F),
+                  edges_form(3, 4), full_form, run_form(2000, 49)]
+
+    # The same blocks in both stores with every pair of entry forms, then
+    # every operation both ways, chained, and into tiny copies.
+    e = Enc()
+    store_spec(e, False, None, [(window(i), f) for i, f in enumerate(every_form)])
+    store_spec(e, True, None, [(window(i), f) for i, f in enumerate(reversed(every_form))]
+               + [(window(20), run_form(1, 10)), (spread(3), few(9))])
+    steps(e, [("copy", "union", False, 64), ("copy", "intersect", True, 32),
+              ("copy", "difference", False, 0), ("copy", "union", True, 2000),
+              ("combine", "union", False), ("combine", "intersect", True),
+              ("combine", "difference", False), ("combine", "union", True),
+              ("set", False, window(2), few(3)), ("combine", "difference", True),
+              ("combine", "intersect", False)])
+    probes(e, [(window(0), 0), (window(3), 2049), (raw_block(0), 1), (raw_block(2**32 - 1), 2048)])
+    seeds["every_form_pair"] = e
+
+    # Runs that overlap, touch, nest and split in two; a tiny budget on the
+    # first store, so that its own operations are refused.
+    e = Enc()
+    store_spec(e, False, 300, [(window(1), run_form(10, 100)), (window(2), run_form(1, 50)),
+                               (window(3), run_form(500, 1000)), (window(4), run_form(1, 2048)),
+                               (window(5), run_form(2040, 9))])
+    store_spec(e, False, None, [(window(1), run_form(110, 20)), (window(2), run_form(20, 5)),
+                                (window(3), run_form(1, 2048)), (window(4), run_form(700, 1)),
+                                (window(6), few(1, 2, 3))])
+    steps(e, [("combine", "union", False), ("combine", "difference", False),
+              ("combine", "intersect", False), ("combine", "difference", True),
+              ("clear", False), ("combine", "union", False), ("combine", "intersect", True)])
+    probes(e, [(window(1), 109), (window(1), 110), (window(4), 700)])
+    seeds["runs_tiny_budget"] = e
+
+    # Many blocks, one per last-level node and dense, insert-only against
+    # replacing; subsets and ordered probes across them.
+    e = Enc()
+    store_spec(e, True, None, [(spread(i), bits_form(1 + i * 30, 0xFFFF_0000_FFFF)) for i in range(24)]
+               + [(window(i), edges_form(i, 8 - i % 9)) for i in range(0, 240, 10)])
+    store_spec(e, False, None, [(spread(i), few(1 + i * 30)) for i in range(0, 24, 2)])
+    steps(e, [("copy", "intersect", False, 100), ("combine", "difference", True),
+              ("combine", "union", True), ("copy", "difference", True, 500),
+              ("set", True, raw_block(7), full_form), ("combine", "intersect", False)])
+    probes(e, [(spread(5), 151), (spread(5), 152), (window(0), 2048)])
+    seeds["many_blocks_subsets"] = e
+    return seeds
+
+
 def write(target, name, e):
     d = os.path.join(HERE, "seeds", target)
     os.makedirs(d, exist_ok=True)
@@ -605,6 +961,8 @@ def main():
             write(target, name, e)
     for name, e in tidstore_seeds().items():
         write("tidstore", name, e)
+    for name, e in tid_set_seeds().items():
+        write("tidstore_set_ops", name, e)
     for name, e in shared_seeds().items():
         write("tree_shared", name, e)
     # The same sequences on the compressed pairs: lazy leaves and prefixed

@@ -10,6 +10,11 @@
 //! - Every TS workload at 1/50 (20,000 blocks: page patterns of up to
 //!   20,000 blocks, as TS-5 and TS-6 have, still repeat whole), phases
 //!   load, lookup (ordered, shuffled) and iterate.
+//! - SET-1 and SET-2 at 1/50 (SET-1: TS-6's and TS-8's dead TIDs on 20,000
+//!   blocks, 100,000 and 1,000,000 TIDs; SET-2: 20,000 keys in each of A
+//!   and B), phases union and intersect, each on a fresh copy of A made
+//!   (with B's copy for the union) outside the timing, the results dropped
+//!   outside it too.
 //!
 //! - `project-shared` (the project's tree and TID store in shared memory,
 //!   locked once per batch) runs where `bench-report` runs it by default:
@@ -23,13 +28,16 @@ mod common;
 
 use std::hint::black_box;
 
-use benches::peers::{self, DeadTidSet, Rt128Visitor, RtMap, RtVisitor, TsVisitor};
+use benches::peers::{
+    self, DeadTidSet, Rt128Visitor, RtMap, RtVisitor, SetOps, SetVisitor, TsVisitor,
+};
 use benches::workloads::rt::RtData;
 use benches::workloads::rt128::Rt128Data;
+use benches::workloads::set::{SetData, SetModel};
 use benches::workloads::ts::{iterate, Order, TsData};
 use benches::workloads::{self, Case, RtCase, Size, Sizing, Variant};
 use criterion::measurement::WallTime;
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion};
 
 /// Scale of RT-1 to RT-4 and of the TS workloads.
 const SCALE: f64 = 0.02;
@@ -248,5 +256,99 @@ fn ts(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, rt, rt128, ts);
+/// Registers one SET structure's union and intersection in a group.
+struct BenchSet<'g, 'c, 'd, I: ?Sized> {
+    group: &'g mut BenchmarkGroup<'c, WallTime>,
+    a: &'d I,
+    b: &'d I,
+    model: &'d SetModel,
+}
+
+impl<I: ?Sized> SetVisitor<I> for BenchSet<'_, '_, '_, I> {
+    type Output = ();
+
+    fn visit<S: SetOps<Input = I>>(self) {
+        let Self { group, a, b, model } = self;
+        let a = S::build(a);
+        let b = S::build(b);
+        // Check the answers once, outside the measurements.
+        let mut check = a.copy();
+        drop(check.union_with(b.copy()));
+        assert_eq!(check.count(), model.union_len, "{} union", S::NAME);
+        let mut check = a.copy();
+        check.intersect_with(&b);
+        assert_eq!(
+            check.count(),
+            model.intersect_len,
+            "{} intersection",
+            S::NAME
+        );
+        drop(check);
+
+        group.bench_function(format!("union/{}", S::NAME), |bench| {
+            bench.iter_batched(
+                || (a.copy(), b.copy()),
+                |(mut ours, theirs)| {
+                    let rest = ours.union_with(theirs);
+                    (ours, rest)
+                },
+                BatchSize::LargeInput,
+            )
+        });
+        group.bench_function(format!("intersect/{}", S::NAME), |bench| {
+            bench.iter_batched(
+                || a.copy(),
+                |mut ours| {
+                    ours.intersect_with(&b);
+                    ours
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
+}
+
+fn set(c: &mut Criterion) {
+    let sizing = Sizing::scaled(Size::Default, SCALE);
+    for id in ["SET-1", "SET-2"] {
+        for case in workloads::parse(id, sizing, Variant::default()).expect("a workload") {
+            let Case::Set(set) = case else { continue };
+            let data = SetData::generate(&set);
+            let model = data.model();
+            let mut group = c.benchmark_group(set.id());
+            common::configure(&mut group);
+            match &data {
+                SetData::Tids { a, b } => {
+                    for impl_name in peers::SET_TID_IMPLS {
+                        peers::visit_set_tids(
+                            impl_name,
+                            BenchSet {
+                                group: &mut group,
+                                a,
+                                b,
+                                model: &model,
+                            },
+                        );
+                    }
+                }
+                SetData::Keys { a, b } => {
+                    for impl_name in peers::SET_KEY_IMPLS {
+                        peers::visit_set_keys(
+                            impl_name,
+                            BenchSet {
+                                group: &mut group,
+                                a: a.as_slice(),
+                                b: b.as_slice(),
+                                model: &model,
+                            },
+                        );
+                    }
+                }
+            }
+            group.finish();
+        }
+    }
+}
+
+criterion_group!(benches, rt, rt128, ts, set);
 criterion_main!(benches);

@@ -5,6 +5,11 @@
 //! order, the order named in `params` (`...,order=ordered` or
 //! `...,order=shuffled`), so every line keeps exactly WORKLOADS.md's
 //! fields. The load, memory and iterate figures repeat on both lines.
+//!
+//! SET workloads give one line per structure with their own fields:
+//! `union_ms`, `intersect_ms`, `union_mem_bytes`, `intersect_mem_bytes`,
+//! `union_len` and `intersect_len` (no `mem_bytes` or `load_ms`: the
+//! builds of A and B are not measured).
 
 use std::fmt::Write as _;
 
@@ -12,8 +17,9 @@ use serde::Serialize;
 
 use crate::peers::{self, shared};
 use crate::workloads::rt::RtCase;
+use crate::workloads::set::SetModel;
 use crate::workloads::ts::{Order, Walked};
-use crate::workloads::Case;
+use crate::workloads::{Case, SetCase};
 
 /// One RT structure's figures on one case (medians when repeated).
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +62,29 @@ pub struct TsRow {
     pub iterate_ms: f64,
     /// What the iteration saw.
     pub walked: Walked,
+}
+
+/// One SET structure's figures on one case (medians when repeated).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetRow {
+    /// The `impl` name.
+    pub impl_name: &'static str,
+    /// `A ∪= B` time, on a fresh copy of A.
+    pub union_ms: f64,
+    /// `A ∩= B` time, on a fresh copy of A.
+    pub intersect_ms: f64,
+    /// Bytes the union's result holds.
+    pub union_mem_bytes: u64,
+    /// Bytes the intersection's result holds.
+    pub intersect_mem_bytes: u64,
+    /// Elements of the union's result.
+    pub union_len: u64,
+    /// Elements of the intersection's result.
+    pub intersect_len: u64,
+    /// Checksum of the union's result, checked against the model.
+    pub union_sum: u64,
+    /// Checksum of the intersection's result, checked against the model.
+    pub intersect_sum: u64,
 }
 
 /// Median of `values` (the mean of the middle two for an even count); 0
@@ -118,6 +147,21 @@ impl TsRow {
     }
 }
 
+impl SetRow {
+    /// Field-wise medians of repeated runs; counts from the first run
+    /// (every run is checked on its own).
+    pub fn median(runs: &[SetRow]) -> SetRow {
+        let first = runs[0].clone();
+        SetRow {
+            union_ms: median_f64(runs.iter().map(|r| r.union_ms)),
+            intersect_ms: median_f64(runs.iter().map(|r| r.intersect_ms)),
+            union_mem_bytes: median_u64(runs.iter().map(|r| r.union_mem_bytes)),
+            intersect_mem_bytes: median_u64(runs.iter().map(|r| r.intersect_mem_bytes)),
+            ..first
+        }
+    }
+}
+
 /// The rows of one case.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rows {
@@ -125,6 +169,8 @@ pub enum Rows {
     Rt(Vec<RtRow>),
     /// TS rows.
     Ts(Vec<TsRow>),
+    /// SET rows.
+    Set(Vec<SetRow>),
 }
 
 /// Everything measured on one case.
@@ -141,6 +187,8 @@ pub struct CaseResult {
     pub dead: Option<u64>,
     /// TS: index TIDs.
     pub index: Option<u64>,
+    /// SET: the sizes of A, B and the correct results.
+    pub set_model: Option<SetModel>,
     /// One row per structure, the project first when it ran.
     pub rows: Rows,
     /// Wrong answers, one line each; empty when every structure was right.
@@ -161,10 +209,12 @@ pub struct Record {
     /// Distinct keys (RT).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nkeys: Option<u64>,
-    /// Bytes held.
-    pub mem_bytes: u64,
-    /// Load time, ms.
-    pub load_ms: f64,
+    /// Bytes held (RT, TS).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mem_bytes: Option<u64>,
+    /// Load time, ms (RT, TS).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_ms: Option<f64>,
     /// Search time, ms (RT-1 to RT-5).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search_ms: Option<f64>,
@@ -189,6 +239,52 @@ pub struct Record {
     /// Index TIDs found dead (TS).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched: Option<u64>,
+    /// `A ∪= B` time, ms (SET).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub union_ms: Option<f64>,
+    /// `A ∩= B` time, ms (SET).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intersect_ms: Option<f64>,
+    /// Bytes the union's result holds (SET).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub union_mem_bytes: Option<u64>,
+    /// Bytes the intersection's result holds (SET).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intersect_mem_bytes: Option<u64>,
+    /// Elements of the union's result (SET).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub union_len: Option<u64>,
+    /// Elements of the intersection's result (SET).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intersect_len: Option<u64>,
+}
+
+impl Record {
+    /// A record of `workload` and `impl_name` with only `params` set.
+    fn new(workload: &str, impl_name: &str, params: String) -> Self {
+        Record {
+            workload: workload.to_string(),
+            impl_name: impl_name.to_string(),
+            params,
+            nkeys: None,
+            mem_bytes: None,
+            load_ms: None,
+            search_ms: None,
+            lookup_ms: None,
+            iterate_ms: None,
+            churn_ms: None,
+            hits: None,
+            dead: None,
+            index: None,
+            matched: None,
+            union_ms: None,
+            intersect_ms: None,
+            union_mem_bytes: None,
+            intersect_mem_bytes: None,
+            union_len: None,
+            intersect_len: None,
+        }
+    }
 }
 
 /// Rounds a time to the nanosecond, so JSON stays short.
@@ -197,8 +293,8 @@ fn round_ms(ms: f64) -> f64 {
 }
 
 impl CaseResult {
-    /// The JSON records of this case: one per RT structure, two per TS
-    /// structure (one per lookup order).
+    /// The JSON records of this case: one per RT or SET structure, two
+    /// per TS structure (one per lookup order).
     pub fn records(&self) -> Vec<Record> {
         let workload = self.case.id().to_string();
         let params = self.case.params();
@@ -206,46 +302,48 @@ impl CaseResult {
             Rows::Rt(rows) => rows
                 .iter()
                 .map(|r| Record {
-                    workload: workload.clone(),
-                    impl_name: r.impl_name.to_string(),
-                    params: params.clone(),
                     nkeys: Some(r.nkeys),
-                    mem_bytes: r.mem_bytes,
-                    load_ms: round_ms(r.load_ms),
+                    mem_bytes: Some(r.mem_bytes),
+                    load_ms: Some(round_ms(r.load_ms)),
                     search_ms: r.search_ms.map(round_ms),
-                    lookup_ms: None,
-                    iterate_ms: None,
                     churn_ms: r.churn_ms.map(round_ms),
                     hits: Some(r.hits),
-                    dead: None,
-                    index: None,
-                    matched: None,
+                    ..Record::new(&workload, r.impl_name, params.clone())
                 })
                 .collect(),
             Rows::Ts(rows) => rows
                 .iter()
                 .flat_map(|r| {
-                    Order::ALL.into_iter().enumerate().map(|(i, order)| Record {
-                        workload: workload.clone(),
-                        impl_name: r.impl_name.to_string(),
-                        params: match (order, self.shuffled_lookups) {
+                    Order::ALL.into_iter().enumerate().map(|(i, order)| {
+                        let params = match (order, self.shuffled_lookups) {
                             (Order::Shuffled, Some(n)) => {
                                 format!("{params},order={},lookups={n}", order.name())
                             }
                             _ => format!("{params},order={}", order.name()),
-                        },
-                        nkeys: None,
-                        mem_bytes: r.mem_bytes,
-                        load_ms: round_ms(r.load_ms),
-                        search_ms: None,
-                        lookup_ms: Some(round_ms(r.lookup_ms[i])),
-                        iterate_ms: Some(round_ms(r.iterate_ms)),
-                        churn_ms: None,
-                        hits: None,
-                        dead: self.dead,
-                        index: self.index,
-                        matched: Some(r.matched[i]),
+                        };
+                        Record {
+                            mem_bytes: Some(r.mem_bytes),
+                            load_ms: Some(round_ms(r.load_ms)),
+                            lookup_ms: Some(round_ms(r.lookup_ms[i])),
+                            iterate_ms: Some(round_ms(r.iterate_ms)),
+                            dead: self.dead,
+                            index: self.index,
+                            matched: Some(r.matched[i]),
+                            ..Record::new(&workload, r.impl_name, params)
+                        }
                     })
+                })
+                .collect(),
+            Rows::Set(rows) => rows
+                .iter()
+                .map(|r| Record {
+                    union_ms: Some(round_ms(r.union_ms)),
+                    intersect_ms: Some(round_ms(r.intersect_ms)),
+                    union_mem_bytes: Some(r.union_mem_bytes),
+                    intersect_mem_bytes: Some(r.intersect_mem_bytes),
+                    union_len: Some(r.union_len),
+                    intersect_len: Some(r.intersect_len),
+                    ..Record::new(&workload, r.impl_name, params.clone())
                 })
                 .collect(),
         }
@@ -268,12 +366,14 @@ impl CaseResult {
             Case::Rt(rt) => format!("{} {}", rt.id(), rt.name()),
             Case::Rt128(rt) => format!("{} {}", rt.id(), rt.name()),
             Case::Ts(ts) => ts.id.to_string(),
+            Case::Set(set) => format!("{} {}", set.id(), set.name()),
         };
         let _ = writeln!(out, "### {name} ({})", self.case.params());
         let _ = writeln!(out);
         match &self.rows {
             Rows::Rt(rows) => self.rt_table(&mut out, rows),
             Rows::Ts(rows) => self.ts_table(&mut out, rows),
+            Rows::Set(rows) => self.set_table(&mut out, rows),
         }
         if let Some(line) = self.shared_ratios() {
             let _ = writeln!(out, "\n{line}");
@@ -316,6 +416,7 @@ impl CaseResult {
                 }
                 phases
             }
+            Rows::Set(_) => return None,
         };
         let mut line = format!("**{} ÷ project**: ", shared::NAME);
         let figures: Vec<String> = phases
@@ -452,6 +553,61 @@ impl CaseResult {
                 r.iterate_ms,
                 ratio(r.iterate_ms, project.map(|p| p.iterate_ms)),
                 matched,
+            );
+        }
+    }
+}
+
+impl CaseResult {
+    fn set_table(&self, out: &mut String, rows: &[SetRow]) {
+        let project = rows.iter().find(|r| r.impl_name == "project");
+        if let Some(m) = &self.set_model {
+            let (a_what, b_what) = match &self.case {
+                Case::Set(SetCase::Tids { a, b }) => (
+                    format!(" TIDs ({}'s dead)", a.id),
+                    format!(" ({}'s dead)", b.id),
+                ),
+                _ => (" keys".to_string(), String::new()),
+            };
+            let _ = writeln!(
+                out,
+                "A: {}{a_what}, B: {}{b_what}; A ∪ B: {}, A ∩ B: {}. Each operation on a fresh copy of A; \
+                 memory is the result's.\n",
+                group(m.a_len),
+                group(m.b_len),
+                group(m.union_len),
+                group(m.intersect_len),
+            );
+        }
+        let _ = writeln!(
+            out,
+            "| impl | union ms | union vs project | union memory | mem vs project | union len | intersect ms | intersect vs project | intersect memory | mem vs project | intersect len |"
+        );
+        let _ = writeln!(
+            out,
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
+        for r in rows {
+            let _ = writeln!(
+                out,
+                "| {} | {:.1} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} |",
+                r.impl_name,
+                r.union_ms,
+                ratio(r.union_ms, project.map(|p| p.union_ms)),
+                mb(r.union_mem_bytes),
+                ratio(
+                    r.union_mem_bytes as f64,
+                    project.map(|p| p.union_mem_bytes as f64)
+                ),
+                group(r.union_len),
+                r.intersect_ms,
+                ratio(r.intersect_ms, project.map(|p| p.intersect_ms)),
+                mb(r.intersect_mem_bytes),
+                ratio(
+                    r.intersect_mem_bytes as f64,
+                    project.map(|p| p.intersect_mem_bytes as f64)
+                ),
+                group(r.intersect_len),
             );
         }
     }

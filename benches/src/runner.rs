@@ -5,17 +5,25 @@
 //! structure's own account when it has one ([`RtMap::own_memory`],
 //! [`DeadTidSet::own_memory`]), else the bytes the counting allocator saw
 //! it keep: live bytes after the load minus live bytes before construction.
+//!
+//! The SET workloads build A and B untimed, then time `A ∪= B` and
+//! `A ∩= B`, each on a fresh copy of A (copied untimed); a result's memory
+//! is its own account, or the live bytes added since before the copy of A
+//! was made, read once B's copy (for the union) has been dropped.
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use crate::alloc::{bytes_since, live_bytes};
-use crate::peers::{self, DeadTidSet, Rt128Visitor, RtMap, RtVisitor, TsVisitor};
-use crate::report::{CaseResult, Rows, RtRow, TsRow};
+use crate::peers::{
+    self, DeadTidSet, Rt128Visitor, RtMap, RtVisitor, SetOps, SetVisitor, TsVisitor,
+};
+use crate::report::{CaseResult, Rows, RtRow, SetRow, TsRow};
 use crate::workloads::rt::RtData;
 use crate::workloads::rt128::Rt128Data;
+use crate::workloads::set::{SetData, SetModel};
 use crate::workloads::ts::{iterate, Order, TsData};
-use crate::workloads::{Case, Rt128Case, RtCase, TsCase};
+use crate::workloads::{Case, Rt128Case, RtCase, SetCase, TsCase};
 
 /// What the runner tells its caller while it works.
 #[derive(Debug, Clone, Copy)]
@@ -68,6 +76,8 @@ impl RunOptions {
             Case::Rt(_) => &peers::RT_IMPLS,
             Case::Rt128(_) => &peers::RT128_IMPLS,
             Case::Ts(_) => &peers::TS_IMPLS,
+            Case::Set(SetCase::Tids { .. }) => &peers::SET_TID_IMPLS,
+            Case::Set(SetCase::Keys { .. }) => &peers::SET_KEY_IMPLS,
         };
         all.iter()
             .copied()
@@ -84,6 +94,8 @@ impl RunOptions {
             peers::RT_IMPLS.contains(&n.as_str())
                 || peers::RT128_IMPLS.contains(&n.as_str())
                 || peers::TS_IMPLS.contains(&n.as_str())
+                || peers::SET_TID_IMPLS.contains(&n.as_str())
+                || peers::SET_KEY_IMPLS.contains(&n.as_str())
         };
         self.impls
             .iter()
@@ -107,6 +119,7 @@ pub fn run_case(case: &Case, opts: &RunOptions, events: &mut dyn FnMut(Event<'_>
         Case::Rt(rt) => run_rt(case, rt, opts, events),
         Case::Rt128(rt) => run_rt128(case, rt, opts, events),
         Case::Ts(ts) => run_ts(case, ts, opts, events),
+        Case::Set(set) => run_set(case, set, opts, events),
     }
 }
 
@@ -162,6 +175,7 @@ fn run_maps(
         shuffled_lookups: None,
         dead: None,
         index: None,
+        set_model: None,
         rows: Rows::Rt(rows),
         failures,
     }
@@ -189,7 +203,49 @@ fn run_ts(
         shuffled_lookups: data.is_sampled().then(|| data.lookups(Order::Shuffled)),
         dead: Some(data.dead()),
         index: Some(data.index()),
+        set_model: None,
         rows: Rows::Ts(rows),
+        failures,
+    }
+}
+
+fn run_set(
+    case: &Case,
+    set: &SetCase,
+    opts: &RunOptions,
+    events: &mut dyn FnMut(Event<'_>),
+) -> CaseResult {
+    let data = SetData::generate(set);
+    let model = data.model();
+    let (runs, failures) = measure_all(
+        case,
+        &opts.select(case),
+        opts,
+        events,
+        |name| {
+            match &data {
+                SetData::Tids { a, b } => peers::visit_set_tids(name, MeasureSet { a, b }),
+                SetData::Keys { a, b } => peers::visit_set_keys(
+                    name,
+                    MeasureSet {
+                        a: a.as_slice(),
+                        b: b.as_slice(),
+                    },
+                ),
+            }
+            .expect("a known name")
+        },
+        |row| check_set(&model, row),
+    );
+    let rows = runs.iter().map(|r| SetRow::median(r)).collect();
+    CaseResult {
+        case: case.clone(),
+        lookups: 0,
+        shuffled_lookups: None,
+        dead: None,
+        index: None,
+        set_model: Some(model),
+        rows: Rows::Set(rows),
         failures,
     }
 }
@@ -418,6 +474,93 @@ fn check_ts(data: &TsData, row: &TsRow) -> Result<(), String> {
     Ok(())
 }
 
+/// Measures one SET structure once: builds A and B, then times the union
+/// and the intersection, each on a fresh copy of A.
+pub struct MeasureSet<'a, I: ?Sized> {
+    /// What A is built from.
+    pub a: &'a I,
+    /// What B is built from.
+    pub b: &'a I,
+}
+
+impl<I: ?Sized> SetVisitor<I> for MeasureSet<'_, I> {
+    type Output = SetRow;
+
+    fn visit<S: SetOps<Input = I>>(self) -> SetRow {
+        let a = S::build(self.a);
+        let b = S::build(self.b);
+
+        // A ∪= B: the union may consume its argument, so it gets a copy of
+        // B, made untimed and (whatever is left of it) dropped untimed.
+        let before = live_bytes();
+        let mut union = a.copy();
+        let theirs = b.copy();
+        let start = Instant::now();
+        let rest = union.union_with(theirs);
+        let union_ms = ms_since(start);
+        drop(black_box(rest));
+        let union_mem_bytes = memory(union.own_memory(), before);
+        let (union_len, union_sum) = (union.count(), union.checksum());
+        drop(union);
+
+        // A ∩= B.
+        let before = live_bytes();
+        let mut intersection = a.copy();
+        let start = Instant::now();
+        intersection.intersect_with(&b);
+        let intersect_ms = ms_since(start);
+        black_box(&mut intersection);
+        let intersect_mem_bytes = memory(intersection.own_memory(), before);
+        let (intersect_len, intersect_sum) = (intersection.count(), intersection.checksum());
+        drop(intersection);
+        drop(b);
+        drop(a);
+        SetRow {
+            impl_name: S::NAME,
+            union_ms,
+            intersect_ms,
+            union_mem_bytes,
+            intersect_mem_bytes,
+            union_len,
+            intersect_len,
+            union_sum,
+            intersect_sum,
+        }
+    }
+}
+
+fn check_set(model: &SetModel, row: &SetRow) -> Result<(), String> {
+    for (op, len, expected_len, sum, expected_sum) in [
+        (
+            "union",
+            row.union_len,
+            model.union_len,
+            row.union_sum,
+            model.union_sum,
+        ),
+        (
+            "intersection",
+            row.intersect_len,
+            model.intersect_len,
+            row.intersect_sum,
+            model.intersect_sum,
+        ),
+    ] {
+        if len != expected_len {
+            return Err(format!(
+                "the {op} holds {len} elements, expected {expected_len}"
+            ));
+        }
+        if sum != expected_sum {
+            return Err(format!(
+                "the {op} holds the right number of elements but not the right ones \
+                 (checksum {sum:#x}, expected {expected_sum:#x})"
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -515,5 +658,80 @@ mod tests {
         let shuffled = &result.records()[1];
         assert!(shuffled.params.ends_with(",order=shuffled,lookups=1234"));
         assert!(result.markdown().contains("a random 1,234 of them"));
+    }
+
+    /// Runs `id` at tiny size with every structure of its family and
+    /// checks each one's lengths against the model's.
+    fn every_set_peer_agrees_with_the_model(id: &str, impls: &[&str]) {
+        let case = tiny(id);
+        let Case::Set(set) = &case else {
+            unreachable!()
+        };
+        let model = SetData::generate(set).model();
+        assert!(model.intersect_len > 0 && model.union_len > model.a_len.max(model.b_len));
+        let opts = RunOptions::default();
+        assert_eq!(opts.select(&case), impls);
+        let result = run_case(&case, &opts, &mut |_| {});
+        assert!(result.failures.is_empty(), "{:?}", result.failures);
+        assert_eq!(result.set_model, Some(model));
+        let Rows::Set(rows) = &result.rows else {
+            unreachable!()
+        };
+        let names: Vec<&str> = rows.iter().map(|r| r.impl_name).collect();
+        assert_eq!(names, impls);
+        for row in rows {
+            assert_eq!(row.union_len, model.union_len, "{id} {}", row.impl_name);
+            assert_eq!(
+                row.intersect_len, model.intersect_len,
+                "{id} {}",
+                row.impl_name
+            );
+            assert!(
+                row.union_mem_bytes > 0 && row.intersect_mem_bytes > 0,
+                "{id} {}",
+                row.impl_name
+            );
+            assert_eq!(check_set(&model, row), Ok(()));
+        }
+        // A wrong length or wrong contents fail the check.
+        let mut wrong = rows[0].clone();
+        wrong.intersect_len += 1;
+        assert!(check_set(&model, &wrong).is_err());
+        let mut wrong = rows[0].clone();
+        wrong.union_sum ^= 1;
+        assert!(check_set(&model, &wrong).is_err());
+        // One JSON line per structure, with the SET fields.
+        let records = result.records();
+        assert_eq!(records.len(), impls.len());
+        let json = result.json_lines();
+        for field in [
+            "union_ms",
+            "intersect_ms",
+            "union_mem_bytes",
+            "intersect_mem_bytes",
+            "union_len",
+            "intersect_len",
+        ] {
+            assert_eq!(
+                json.matches(&format!("\"{field}\":")).count(),
+                impls.len(),
+                "{field}"
+            );
+        }
+        assert!(!json.contains("\"mem_bytes\"") && !json.contains("load_ms"));
+        assert!(result.markdown().contains("| union ms |"));
+    }
+
+    #[test]
+    fn set1_peers_agree_with_the_model() {
+        every_set_peer_agrees_with_the_model("SET-1", &["project", "croaring", "btreeset"]);
+    }
+
+    #[test]
+    fn set2_peers_agree_with_the_model() {
+        every_set_peer_agrees_with_the_model(
+            "SET-2",
+            &["project", "project-full", "croaring", "btreemap"],
+        );
     }
 }

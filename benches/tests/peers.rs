@@ -247,6 +247,11 @@ fn the_harness_checks_pass_and_memory_is_measured() {
             let mems: Vec<(&str, u64)> = match &result.rows {
                 Rows::Rt(rows) => rows.iter().map(|r| (r.impl_name, r.mem_bytes)).collect(),
                 Rows::Ts(rows) => rows.iter().map(|r| (r.impl_name, r.mem_bytes)).collect(),
+                // Both results must be measured: report the smaller.
+                Rows::Set(rows) => rows
+                    .iter()
+                    .map(|r| (r.impl_name, r.union_mem_bytes.min(r.intersect_mem_bytes)))
+                    .collect(),
             };
             assert_eq!(mems[0].0, "project");
             for (name, mem) in mems {
@@ -278,6 +283,12 @@ fn the_harness_checks_pass_and_memory_is_measured() {
                             "dead",
                             "index",
                             "matched",
+                            "union_ms",
+                            "intersect_ms",
+                            "union_mem_bytes",
+                            "intersect_mem_bytes",
+                            "union_len",
+                            "intersect_len",
                         ]
                         .contains(&key.as_str()),
                         "unexpected field {key}"
@@ -295,14 +306,19 @@ fn project_shared_runs_on_every_workload_when_named() {
         impls: Some(vec!["project".into(), "project-shared".into()]),
         ..RunOptions::default()
     };
-    // RT-7's family (u128 keys) has no shared structure.
-    for spec in DEFAULT_WORKLOADS.iter().filter(|&&id| id != "RT-7") {
+    // RT-7's family (u128 keys) and the SET families have no shared
+    // structure.
+    for spec in DEFAULT_WORKLOADS
+        .iter()
+        .filter(|&&id| id != "RT-7" && !id.starts_with("SET-"))
+    {
         for case in tiny_cases(spec) {
             let result = run_case(&case, &opts, &mut |_| {});
             assert!(result.failures.is_empty(), "{:?}", result.failures);
             let names: Vec<&str> = match &result.rows {
                 Rows::Rt(rows) => rows.iter().map(|r| r.impl_name).collect(),
                 Rows::Ts(rows) => rows.iter().map(|r| r.impl_name).collect(),
+                Rows::Set(rows) => rows.iter().map(|r| r.impl_name).collect(),
             };
             assert_eq!(names, ["project", "project-shared"], "{case}");
             let line = result.shared_ratios().expect("both ran");

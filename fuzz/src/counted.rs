@@ -29,10 +29,52 @@ thread_local! {
 }
 
 /// A value that registers itself while alive: two payload words and an id.
+///
+/// `Clone` makes a new live value with the same payload; `Default` has
+/// the payload `[0, 0]`. Comparisons and `Hash` go by the payload (read
+/// with the liveness check), so a tree of them orders as its model.
 #[derive(Debug)]
 pub struct Counted {
     payload: [u64; 2],
     id: u64,
+}
+
+impl Clone for Counted {
+    fn clone(&self) -> Self {
+        Self::new(self.payload())
+    }
+}
+
+impl Default for Counted {
+    fn default() -> Self {
+        Self::new([0, 0])
+    }
+}
+
+impl PartialEq for Counted {
+    fn eq(&self, other: &Self) -> bool {
+        self.payload() == other.payload()
+    }
+}
+
+impl Eq for Counted {}
+
+impl PartialOrd for Counted {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Counted {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.payload().cmp(&other.payload())
+    }
+}
+
+impl std::hash::Hash for Counted {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.payload().hash(state);
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<Counted>() == 24);

@@ -4,8 +4,9 @@
 //! implements [`FuzzMap`] for them with [`impl_fuzz_map!`], and hands them
 //! to [`check_trees`] with the fuzz [`Input`]: a list of [`Op`]s that the
 //! [`harness`] applies to every tree and to a `BTreeMap` model, comparing
-//! every result. The `tidstore` target uses [`check_tidstore`] instead, and
-//! the `tree_shared` target [`check_shared`], with configurations that
+//! every result. The `tidstore` target uses [`check_tidstore`] instead, the
+//! `tidstore_set_ops` target [`check_tidstore_set_ops`], and the
+//! `tree_shared` target [`check_shared`], with configurations that
 //! [`impl_shared_config!`] describes.
 //!
 //! | module | what |
@@ -18,6 +19,7 @@
 //! | [`map`] | the [`FuzzMap`] interface over generated tree types |
 //! | [`harness`] | the tree harness and model |
 //! | [`tids`] | the TID store operations and harness |
+//! | [`tid_sets`] | the TID store's set operations: input and harness |
 //! | [`shared`] | shared trees in an area: operations, [`SharedConfig`] and harness |
 //!
 //! The library has no `unsafe` and no fuzzing machinery of its own, so its
@@ -31,6 +33,7 @@ pub mod keys;
 pub mod map;
 pub mod ops;
 pub mod shared;
+pub mod tid_sets;
 pub mod tids;
 pub mod values;
 pub mod walk;
@@ -44,6 +47,7 @@ pub use shared::{
     check_shared, AreaLimit, SharedCompression, SharedConfig, SharedFinish, SharedInput, SharedOp,
     Summary, TreeSet,
 };
+pub use tid_sets::{check_tidstore_set_ops, SetOpsInput};
 pub use tids::{check_tidstore, TidInput};
 pub use values::{FuzzValue, ModelValue, Pair};
 pub use walk::{walk, walk_exact};

@@ -7,7 +7,8 @@
 //! compression (the target declares the pair once per choice) and a list
 //! of [`SharedOp`]s. Each operation goes to one tree: the ordinary tree
 //! operations of [`Op`] (writes under a freshly taken write guard, reads
-//! under a read guard), or a shared-only one: reading through two read
+//! under a read guard; the map API's, from [`Op::Entry`] on, do nothing,
+//! as the guards do not offer it), or a shared-only one: reading through two read
 //! guards while a writer is refused, attaching a second handle and reading
 //! and writing through it, or filling the area until an insert is refused.
 //!
@@ -845,6 +846,21 @@ impl<C: SharedConfig> Driven for Driver<C> {
                 }
             }
             Op::Verify => self.check_all(at),
+            // The map API of local trees, which a shared tree's guards do
+            // not offer: nothing to do.
+            Op::Entry { .. }
+            | Op::IterMut { .. }
+            | Op::RangeMut { .. }
+            | Op::IntoIter { .. }
+            | Op::Pop { .. }
+            | Op::Retain { .. }
+            | Op::SplitAppend { .. }
+            | Op::Append(_)
+            | Op::Seek(_)
+            | Op::Cursor { .. }
+            | Op::CloneChange { .. }
+            | Op::SetOp { .. }
+            | Op::Compare(_) => {}
         }
     }
 

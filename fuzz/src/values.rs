@@ -13,10 +13,18 @@ use radix_core::value::VarBytes;
 use crate::counted::Counted;
 
 /// A value the model stores, made from a seed.
-pub trait ModelValue: Clone + Debug + PartialEq + 'static {
+///
+/// Its `Default` is the model of the tree value's `Default` (for
+/// `or_default`), and its `Ord` orders as the tree values do (for the
+/// trees' `Ord`, compared with the models').
+pub trait ModelValue: Clone + Debug + Default + Ord + 'static {
     /// A value derived from `seed`; different seeds give different values
     /// (for byte strings, different lengths too).
     fn from_seed(seed: u64) -> Self;
+    /// A 64-bit digest of the value, from which operations that rewrite
+    /// values derive the new ones (so that tree and model agree without
+    /// knowing where the value came from).
+    fn fingerprint(&self) -> u64;
 }
 
 /// The splitmix64 finaliser: spreads a seed's bits over all 64.
@@ -31,11 +39,17 @@ impl ModelValue for u64 {
     fn from_seed(seed: u64) -> Self {
         seed
     }
+    fn fingerprint(&self) -> u64 {
+        *self
+    }
 }
 
 impl ModelValue for [u64; 2] {
     fn from_seed(seed: u64) -> Self {
         [seed, mix64(seed)]
+    }
+    fn fingerprint(&self) -> u64 {
+        self[0] ^ self[1].rotate_left(17)
     }
 }
 
@@ -48,6 +62,10 @@ impl ModelValue for Vec<u8> {
         let len = (seed % (MAX_BYTES as u64 + 1)) as usize;
         let fill = mix64(seed).to_le_bytes();
         (0..len).map(|i| fill[i % 8] ^ i as u8).collect()
+    }
+    fn fingerprint(&self) -> u64 {
+        self.iter()
+            .fold(self.len() as u64, |h, &b| mix64(h ^ u64::from(b)))
     }
 }
 
@@ -78,8 +96,9 @@ impl FuzzValue for u64 {
     }
 }
 
-/// A 16-byte value, for the inline layout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A 16-byte value, for the inline layout. It orders as its model,
+/// `[lo, hi]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Pair {
     /// First word.
     pub lo: u64,

@@ -61,6 +61,45 @@ pub fn walk_exact<I: DoubleEndedIterator + ExactSizeIterator>(
     items
 }
 
+/// Like [`walk_exact`], but stops after `take` items (and checks that
+/// the iterator is exhausted only when it yielded them all), leaving the
+/// rest to whoever drops the iterator.
+///
+/// # Panics
+///
+/// As [`walk_exact`].
+pub fn walk_exact_partial<I: DoubleEndedIterator + ExactSizeIterator>(
+    mut it: I,
+    pattern: u64,
+    take: usize,
+) -> Vec<I::Item> {
+    let total = it.len();
+    let take = take.min(total);
+    let mut items = Vec::with_capacity(take);
+    while items.len() < take {
+        let left = total - items.len();
+        assert_eq!(it.len(), left, "len() after {} items", items.len());
+        assert_eq!(it.size_hint(), (left, Some(left)), "size_hint()");
+        let from_back = (pattern >> (items.len() % 64)) & 1 == 1;
+        let item = if from_back { it.next_back() } else { it.next() };
+        match item {
+            Some(item) => items.push(item),
+            None => panic!(
+                "iterator ended after {} items, len() said {total}",
+                items.len()
+            ),
+        }
+    }
+    assert_eq!(it.len(), total - take, "len() after {take} items");
+    if take == total {
+        assert!(
+            it.next().is_none() && it.next_back().is_none(),
+            "iterator yields items after it ended"
+        );
+    }
+    items
+}
+
 /// The `index % len`-th key of `model`, if it has any: how operations name
 /// an existing key so that removes and lookups hit.
 pub fn nth_key<K: Copy, V>(model: &std::collections::BTreeMap<K, V>, index: u16) -> Option<K> {

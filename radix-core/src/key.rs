@@ -29,6 +29,14 @@ pub trait Key: Copy + Ord + Eq + core::hash::Hash + Debug + sealed::Sealed + 'st
     const MIN: Self;
     /// The largest number of levels a tree of this key type can have.
     const MAX_LEVELS: usize = (Self::BITS / SPAN) as usize;
+    /// The compression a configuration that names none gets: `Full` for
+    /// `u128` keys (UUIDs and hashes, sparse by nature), `None` for the
+    /// others (the `radix_tree!` macro applies the same rule).
+    const DEFAULT_COMPRESSION: crate::Compression = if Self::BITS == 128 {
+        crate::Compression::Full
+    } else {
+        crate::Compression::None
+    };
 
     /// The chunk of this key consumed by the node at `shift`.
     fn chunk(self, shift: u32) -> u8;

@@ -82,6 +82,33 @@
 //! assert_eq!(m.range(0..100).count(), 1);
 //! ```
 //!
+//! ## The map API
+//!
+//! A generated type, like [`RawTree`] itself, reads like `BTreeMap` with
+//! keys passed by value: the entry API ([`Entry`]), iteration by
+//! reference, mutably and by value in both directions (the [`iter`]
+//! module), ordered seeking ([`RawTree::first_at_or_after`], and a
+//! [`Cursor`] that moves both ways and re-seeks from where it is), bulk
+//! removal (`pop_first`, `retain`, `split_off`, `append`), set algebra on
+//! whole trees (`union_with`, `intersect_with`, `difference_with`), and the
+//! standard traits, `Clone` being a structural copy node by node. Sets are
+//! trees of `()` values behind [`TreeSet`], with `BTreeSet`'s API and lazy
+//! `union`, `intersection`, `difference` and `symmetric_difference`.
+//! [`RadixMap<K, V>`] and [`RadixSet<K>`] are both in the default
+//! configuration, for users who need no `radix_tree!` declaration:
+//!
+//! ```
+//! use radix_core::RadixMap;
+//!
+//! let mut counts: RadixMap<u64, u32> = RadixMap::new();
+//! for word_id in [3, 1, 3, 3, 2] {
+//!     *counts.entry(word_id).or_insert(0) += 1;
+//! }
+//! assert_eq!(counts.iter().collect::<Vec<_>>(), [(1, &1), (2, &1), (3, &3)]);
+//! counts.retain(|_, n| *n > 1);
+//! assert_eq!(counts.pop_first(), Some((3, 3)));
+//! ```
+//!
 //! ## Concurrency, and trees shared between processes
 //!
 //! A tree is an ordinary Rust value: `&self` reads, `&mut self` writes, and
@@ -95,11 +122,15 @@
 //! holders. This is what PostgreSQL's parallel vacuum does with its DSA.
 
 pub mod config;
-mod iter;
+mod defaults;
+pub mod iter;
 pub mod key;
 pub mod mem;
 pub mod node;
 pub mod ptr;
+#[cfg(feature = "serde")]
+mod serde;
+pub mod set;
 #[cfg(target_os = "linux")]
 pub mod shm;
 pub mod simd;
@@ -111,15 +142,31 @@ pub mod value;
 mod verify;
 
 pub use config::{Compression, Config};
-pub use iter::{Iter, Keys, Range, Values};
+pub use defaults::{DefaultConfig, RadixMap, RadixSet};
+pub use iter::{
+    Cursor, IntoIter, IntoKeys, IntoValues, Iter, IterMut, Keys, Range, RangeMut, Values, ValuesMut,
+};
 pub use key::Key;
 pub use node::{Kind, SizeClasses};
-pub use radix_macros::radix_tree;
+pub use radix_macros::{radix_set, radix_tree};
+pub use set::TreeSet;
 pub use stats::{ClassStats, Stats};
+pub use tree::entry::{Entry, OccupiedEntry, VacantEntry};
 pub use tree::{InputOf, OldOf, RawTree, ValueOf};
 
 /// Items the `radix_tree!` expansion refers to. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    #[cfg(feature = "serde")]
+    pub use ::serde;
     pub use static_assertions;
+}
+
+/// Without the `serde` feature the `radix_tree!` expansion's serde impls
+/// are nothing (with it, `src/serde.rs` defines this macro). Not public API.
+#[cfg(not(feature = "serde"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __serde_impls {
+    ($($tokens:tt)*) => {};
 }

@@ -35,7 +35,14 @@ use crate::node::{self, dispatch, lazy, Entry, Kind, Node256, NodeKind, MAX_CLAS
 use crate::ptr::NodePtr;
 use crate::value::{MutableLayout, ValueLayout};
 
+mod bulk;
+mod clone;
 mod compressed;
+pub(crate) mod entry;
+#[cfg(test)]
+mod map_tests;
+mod set_ops;
+mod traits;
 
 /// The layout of configuration `C`.
 pub(crate) type LayoutOf<C> = <C as Config>::Layout;
@@ -954,6 +961,16 @@ impl<C: Config> RawTree<C> {
             }
         }
         Ok(())
+    }
+
+    /// Forgets the entries without dropping them: the tree is empty but
+    /// keeps its node memory until it is cleared or dropped, which then
+    /// frees the memory without visiting a slot. For owned iteration,
+    /// which moves the values out of the nodes it goes on reading.
+    pub(crate) fn detach_entries(&mut self) {
+        self.hint = InsertHint::NONE;
+        self.root = None;
+        self.len = 0;
     }
 
     /// Removes every key, dropping the values and returning every slab block

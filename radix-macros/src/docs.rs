@@ -96,6 +96,45 @@ pub fn type_docs(spec: &Spec) -> Vec<String> {
     lines
 }
 
+/// Lines of a `radix_set!` type's generated docs, after the user's own.
+pub fn set_docs(spec: &Spec) -> Vec<String> {
+    let key = spec.key.to_string();
+    let mut lines = Vec::new();
+    if spec.docs.is_empty() {
+        lines.push(format!(
+            "An ordered set of `{key}` keys, stored as an adaptive radix tree."
+        ));
+    }
+    lines.extend([
+        String::new(),
+        "# Configuration".into(),
+        String::new(),
+        "Declared with `radix_set!`: a `radix_core::TreeSet` (whose documentation lists \
+         the methods: `insert`, `contains`, `remove`, `iter`, `range`, `union`, \
+         `intersection`, `difference`, `symmetric_difference`, `is_subset`, ...) over a \
+         configuration fixed at compile time."
+            .into(),
+        String::new(),
+        format!("- key: `{key}`"),
+        format!("- size classes: {}", size_classes_doc(spec)),
+        format!(
+            "- compression: {}{}",
+            compression_doc(spec.compression),
+            if spec.compression_defaulted {
+                " (the default)"
+            } else {
+                ""
+            }
+        ),
+        if spec.delete {
+            "- delete: enabled (`remove`, `pop_first`, `retain`, ... are available)".into()
+        } else {
+            "- delete: disabled (keys leave only through `clear`)".into()
+        },
+    ]);
+    lines
+}
+
 fn layout_doc(layout: Layout) -> &'static str {
     match layout {
         Layout::Auto => {

@@ -11,8 +11,13 @@
 //!   (with `memory: shared`, around `radix_core::shm::SharedTree`),
 //!   documented with the user's docs and a generated configuration section;
 //! - the iterator type aliases `BlockMapIter`, `BlockMapRange`,
-//!   `BlockMapKeys` and `BlockMapValues`, and for shared trees the guard
-//!   aliases `BlockMapReadGuard` and `BlockMapWriteGuard`;
+//!   `BlockMapKeys` and `BlockMapValues`; for local trees of sized values
+//!   (every layout but `varlen`) the mutable and owning iterators
+//!   (`BlockMapIterMut`, `BlockMapRangeMut`, `BlockMapValuesMut`,
+//!   `BlockMapIntoIter`, `BlockMapIntoKeys`, `BlockMapIntoValues`) and the
+//!   entries (`BlockMapEntry`, `BlockMapOccupiedEntry`,
+//!   `BlockMapVacantEntry`); for shared trees the guard aliases
+//!   `BlockMapReadGuard` and `BlockMapWriteGuard`;
 //! - the inherent methods ([`crate::methods`]) and trait implementations
 //!   ([`crate::traits`]).
 //!
@@ -42,6 +47,26 @@ pub struct Names {
     pub keys: Ident,
     /// The value iterator alias: `{tree}Values`.
     pub values: Ident,
+    /// The mutable iterator alias: `{tree}IterMut`.
+    pub iter_mut: Ident,
+    /// The mutable range iterator alias: `{tree}RangeMut`.
+    pub range_mut: Ident,
+    /// The mutable value iterator alias: `{tree}ValuesMut`.
+    pub values_mut: Ident,
+    /// The owning iterator alias: `{tree}IntoIter`.
+    pub into_iter: Ident,
+    /// The owning key iterator alias: `{tree}IntoKeys`.
+    pub into_keys: Ident,
+    /// The owning value iterator alias: `{tree}IntoValues`.
+    pub into_values: Ident,
+    /// The cursor alias: `{tree}Cursor`.
+    pub cursor: Ident,
+    /// The entry alias: `{tree}Entry`.
+    pub entry: Ident,
+    /// The occupied entry alias: `{tree}OccupiedEntry`.
+    pub occupied: Ident,
+    /// The vacant entry alias: `{tree}VacantEntry`.
+    pub vacant: Ident,
     /// A shared tree's read guard alias: `{tree}ReadGuard`.
     pub read_guard: Ident,
     /// A shared tree's write guard alias: `{tree}WriteGuard`.
@@ -49,7 +74,7 @@ pub struct Names {
 }
 
 impl Names {
-    fn new(tree: &Ident) -> Self {
+    pub fn new(tree: &Ident) -> Self {
         Self {
             tree: tree.clone(),
             config: format_ident!("{}Config", tree),
@@ -57,6 +82,16 @@ impl Names {
             range: format_ident!("{}Range", tree),
             keys: format_ident!("{}Keys", tree),
             values: format_ident!("{}Values", tree),
+            iter_mut: format_ident!("{}IterMut", tree),
+            range_mut: format_ident!("{}RangeMut", tree),
+            values_mut: format_ident!("{}ValuesMut", tree),
+            into_iter: format_ident!("{}IntoIter", tree),
+            into_keys: format_ident!("{}IntoKeys", tree),
+            into_values: format_ident!("{}IntoValues", tree),
+            cursor: format_ident!("{}Cursor", tree),
+            entry: format_ident!("{}Entry", tree),
+            occupied: format_ident!("{}OccupiedEntry", tree),
+            vacant: format_ident!("{}VacantEntry", tree),
             read_guard: format_ident!("{}ReadGuard", tree),
             write_guard: format_ident!("{}WriteGuard", tree),
         }
@@ -71,10 +106,11 @@ pub fn emit(spec: &Spec) -> TokenStream {
     let tree = tree_type(spec, &names);
     let aliases = aliases(spec, &names);
     let (methods, traits) = match spec.memory {
-        Memory::Local => (
-            crate::methods::inherent(spec, &names),
-            crate::traits::impls(spec, &names),
-        ),
+        Memory::Local => (crate::methods::inherent(spec, &names), {
+            let traits = crate::traits::impls(spec, &names);
+            let serde = crate::serde_impls::serde_impls(spec, &names);
+            quote!(#traits #serde)
+        }),
         Memory::Shared => (
             crate::shared::inherent(spec, &names),
             crate::shared::impls(spec, &names),
@@ -124,7 +160,7 @@ fn size_classes_expr(spec: &Spec) -> TokenStream {
 }
 
 /// The configuration type and its `Config` implementation.
-fn config(spec: &Spec, names: &Names) -> TokenStream {
+pub fn config(spec: &Spec, names: &Names) -> TokenStream {
     let Spec {
         forwarded,
         vis,
@@ -185,7 +221,7 @@ fn config(spec: &Spec, names: &Names) -> TokenStream {
 /// - a shared tree's value (other than `varlen`) implements
 ///   `radix_core::shm::ShmSafe`: plain bytes, since a pointer into one
 ///   process's heap means nothing in another.
-fn assertions(spec: &Spec) -> TokenStream {
+pub fn assertions(spec: &Spec) -> TokenStream {
     let Spec {
         forwarded,
         key,
@@ -278,6 +314,7 @@ fn aliases(spec: &Spec, names: &Names) -> TokenStream {
         values,
         read_guard,
         write_guard,
+        ..
     } = names;
     let guards = (spec.memory == Memory::Shared).then(|| {
         let read_doc = format!(
@@ -296,6 +333,19 @@ fn aliases(spec: &Spec, names: &Names) -> TokenStream {
             #(#forwarded)*
             #[doc = #write_doc]
             #vis type #write_guard<'a> = ::radix_core::shm::WriteGuard<'a, #config>;
+        }
+    });
+    let sized_aliases = sized_aliases(spec, names);
+    let cursor = (spec.memory == Memory::Local).then(|| {
+        let cursor = &names.cursor;
+        let doc = format!(
+            "A position between two entries of a [`{tree}`], which moves both ways and seeks; \
+             made by [`{tree}::cursor_at`]."
+        );
+        quote! {
+            #(#forwarded)*
+            #[doc = #doc]
+            #vis type #cursor<'a> = ::radix_core::Cursor<'a, #config>;
         }
     });
     // Who makes the iterators: the tree, or a shared tree's guards.
@@ -339,5 +389,83 @@ fn aliases(spec: &Spec, names: &Names) -> TokenStream {
         #vis type #values<'a> = ::radix_core::Values<'a, #config>;
 
         #guards
+
+        #cursor
+
+        #sized_aliases
     }
+}
+
+/// The aliases of a local tree of sized values: mutable and owning
+/// iterators, and entries.
+fn sized_aliases(spec: &Spec, names: &Names) -> Option<TokenStream> {
+    if spec.memory != Memory::Local || spec.layout == Layout::Varlen {
+        return None;
+    }
+    let Spec { forwarded, vis, .. } = spec;
+    let Names {
+        tree,
+        config,
+        iter_mut,
+        range_mut,
+        values_mut,
+        into_iter,
+        into_keys,
+        into_values,
+        entry,
+        occupied,
+        vacant,
+        ..
+    } = names;
+    let doc = |what: &str, method: &str| format!("{what} Made by [`{tree}::{method}`].");
+    let docs = [
+        doc(&format!("A mutable iterator over a [`{tree}`]'s entries as `(key, &mut value)`, in ascending key order."), "iter_mut"),
+        doc(&format!("A mutable iterator over the entries of a [`{tree}`] whose keys lie in a range, in ascending key order."), "range_mut"),
+        doc(&format!("A mutable iterator over a [`{tree}`]'s values, in ascending key order."), "values_mut"),
+        format!("An owning iterator over a [`{tree}`]'s entries as `(key, value)`, in ascending key order. Made by `into_iter()`."),
+        doc(&format!("An owning iterator over a [`{tree}`]'s keys, ascending."), "into_keys"),
+        doc(&format!("An owning iterator over a [`{tree}`]'s values, in ascending key order."), "into_values"),
+        doc(&format!("A view into one key of a [`{tree}`], present or not."), "entry"),
+        format!("A view into a present key of a [`{tree}`]: part of [`{entry}`]."),
+        format!("A view into an absent key of a [`{tree}`]: part of [`{entry}`]."),
+    ];
+    let [d_iter_mut, d_range_mut, d_values_mut, d_into_iter, d_into_keys, d_into_values, d_entry, d_occupied, d_vacant] =
+        docs;
+    Some(quote! {
+        #(#forwarded)*
+        #[doc = #d_iter_mut]
+        #vis type #iter_mut<'a> = ::radix_core::IterMut<'a, #config>;
+
+        #(#forwarded)*
+        #[doc = #d_range_mut]
+        #vis type #range_mut<'a> = ::radix_core::RangeMut<'a, #config>;
+
+        #(#forwarded)*
+        #[doc = #d_values_mut]
+        #vis type #values_mut<'a> = ::radix_core::ValuesMut<'a, #config>;
+
+        #(#forwarded)*
+        #[doc = #d_into_iter]
+        #vis type #into_iter = ::radix_core::IntoIter<#config>;
+
+        #(#forwarded)*
+        #[doc = #d_into_keys]
+        #vis type #into_keys = ::radix_core::IntoKeys<#config>;
+
+        #(#forwarded)*
+        #[doc = #d_into_values]
+        #vis type #into_values = ::radix_core::IntoValues<#config>;
+
+        #(#forwarded)*
+        #[doc = #d_entry]
+        #vis type #entry<'a> = ::radix_core::Entry<'a, #config>;
+
+        #(#forwarded)*
+        #[doc = #d_occupied]
+        #vis type #occupied<'a> = ::radix_core::OccupiedEntry<'a, #config>;
+
+        #(#forwarded)*
+        #[doc = #d_vacant]
+        #vis type #vacant<'a> = ::radix_core::VacantEntry<'a, #config>;
+    })
 }

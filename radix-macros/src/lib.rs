@@ -23,6 +23,8 @@ mod docs;
 mod emit;
 mod methods;
 mod parse;
+mod serde_impls;
+mod set;
 mod shared;
 mod traits;
 mod validate;
@@ -103,15 +105,30 @@ mod validate;
 ///
 /// - `NAME`, with `new`, `with_memory` and `pool_specs` (a tree over a
 ///   memory back end built by the caller), `len`, `is_empty`, `get`,
-///   `get_mut` (not for varlen), `contains_key`, `insert`, `remove` (only
-///   with `delete: true`), `clear`, `iter`, `range`, `keys`, `values`,
-///   `first_key_value`, `last_key_value`, `memory_usage`, `stats`, `verify`
-///   and `as_raw`, and the traits `Default`, `Debug` (when the value is
-///   `Debug`), `Extend`, `FromIterator` and `IntoIterator` for `&NAME`.
-///   For varlen, `insert` takes `&V` and `insert`/`remove` return whether
-///   the key was present; `Extend` and `FromIterator` take `(key, &V)`.
-/// - `NAMEIter<'a>`, `NAMERange<'a>`, `NAMEKeys<'a>` and `NAMEValues<'a>`,
-///   the iterator types.
+///   `get_mut`, `contains_key`, `insert`, `remove` (only with
+///   `delete: true`), `clear`, `entry`, `iter`, `iter_mut`, `range`,
+///   `range_mut`, `keys`, `values`, `values_mut`, `into_keys`,
+///   `into_values`, `first_key_value`, `last_key_value`,
+///   `first_at_or_after`, `last_at_or_before`, `cursor_at`, `append`,
+///   `union_with`, `is_subset`, `is_superset`, `is_disjoint`, with delete
+///   `pop_first`, `pop_last`, `retain`, `split_off`, `intersect_with` and
+///   `difference_with`, and `memory_usage`, `stats`, `verify` and `as_raw`;
+///   and the traits `Default`, `Debug`, `Clone`, `PartialEq`, `Eq`,
+///   `PartialOrd`, `Ord`, `Hash` (each when the value type has it),
+///   `Index`, `Extend` (of `(key, value)`, and of `(key, &value)` for
+///   `Copy` values), `FromIterator`, and `IntoIterator` for `&NAME`,
+///   `&mut NAME` and `NAME`; with the `serde` feature of `radix_core`,
+///   `Serialize` and `Deserialize`.
+///   A varlen tree's values are unsized byte copies: it has no `get_mut`,
+///   `entry`, mutable or owning iteration, `pop_*`, `retain`, `split_off`,
+///   `append` or in-place set operations; its `insert` takes `&V`,
+///   `insert`/`remove` return whether the key was present, and `Extend`
+///   and `FromIterator` take `(key, &V)`.
+/// - `NAMEIter<'a>`, `NAMERange<'a>`, `NAMEKeys<'a>`, `NAMEValues<'a>` and
+///   `NAMECursor<'a>`; except for varlen, `NAMEIterMut<'a>`,
+///   `NAMERangeMut<'a>`, `NAMEValuesMut<'a>`, `NAMEIntoIter`,
+///   `NAMEIntoKeys`, `NAMEIntoValues`, and the entries `NAMEEntry<'a>`,
+///   `NAMEOccupiedEntry<'a>` and `NAMEVacantEntry<'a>`.
 /// - `NAMEConfig`, the hidden configuration type.
 ///
 /// With `memory: shared`, `NAME` instead has `create_in`, `attach`,
@@ -126,6 +143,38 @@ pub fn radix_tree(input: TokenStream) -> TokenStream {
     let invocation = syn::parse_macro_input!(input as parse::Invocation);
     match validate::validate(invocation) {
         Ok(spec) => emit::emit(&spec).into(),
+        Err(error) => error.to_compile_error().into(),
+    }
+}
+
+/// Declares a radix tree set type: an ordered set of unsigned integer keys,
+/// specialised at compile time for one configuration.
+///
+/// ```ignore
+/// radix_core::radix_set! {
+///     /// Blocks with dead tuples.
+///     pub struct DeadBlocks {
+///         key: u32,
+///     }
+/// }
+///
+/// let mut s = DeadBlocks::new();
+/// assert!(s.insert(7));
+/// assert!(s.contains(7));
+/// ```
+///
+/// It takes the fields of [`radix_tree!`] except `value`, `layout` and
+/// `memory` (a set has no values and lives in local memory): `key`
+/// (required), `size_classes`, `compression` and `delete`, with the same
+/// meanings and defaults. `NAME` is an alias of `radix_core::TreeSet` over
+/// the declared configuration (`NAMEConfig`), which has `BTreeSet`'s
+/// methods with keys by value, the lazy set operations and their in-place
+/// forms.
+#[proc_macro]
+pub fn radix_set(input: TokenStream) -> TokenStream {
+    let invocation = syn::parse_macro_input!(input as parse::Invocation);
+    match set::expand(invocation) {
+        Ok(tokens) => tokens.into(),
         Err(error) => error.to_compile_error().into(),
     }
 }

@@ -29,6 +29,7 @@ pub fn inherent(spec: &Spec, names: &Names) -> TokenStream {
         range,
         keys,
         values,
+        cursor,
         ..
     } = names;
     let varlen = spec.layout == Layout::Varlen;
@@ -105,6 +106,8 @@ pub fn inherent(spec: &Spec, names: &Names) -> TokenStream {
             }
         }),
     };
+
+    let sized = (!varlen).then(|| sized_methods(spec, names));
 
     quote! {
         #(#forwarded)*
@@ -216,6 +219,51 @@ pub fn inherent(spec: &Spec, names: &Names) -> TokenStream {
                 self.raw.last_key_value()
             }
 
+            /// The entry with the smallest key at or after `key`, if any: one
+            /// descent along `key`'s path, without building a range.
+            #[inline]
+            pub fn first_at_or_after(&self, key: #key) -> #option<(#key, &#value)> {
+                self.raw.first_at_or_after(key)
+            }
+
+            /// The entry with the largest key at or before `key`, if any: one
+            /// descent along `key`'s path, without building a range.
+            #[inline]
+            pub fn last_at_or_before(&self, key: #key) -> #option<(#key, &#value)> {
+                self.raw.last_at_or_before(key)
+            }
+
+            /// A cursor in the gap just before the first entry at or after `key`:
+            /// it moves both ways, and seeks from where it is, so that probing
+            /// keys in ascending order costs a node or two per probe rather than
+            /// a descent from the root.
+            #[inline]
+            pub fn cursor_at(&self, key: #key) -> #cursor<'_> {
+                self.raw.cursor_at(key)
+            }
+
+            /// Whether every key of this tree is in `other` (values are not
+            /// compared).
+            #[inline]
+            pub fn is_subset(&self, other: &Self) -> bool {
+                self.raw.is_subset(&other.raw)
+            }
+
+            /// Whether every key of `other` is in this tree (values are not
+            /// compared).
+            #[inline]
+            pub fn is_superset(&self, other: &Self) -> bool {
+                self.raw.is_superset(&other.raw)
+            }
+
+            /// Whether this tree and `other` have no key in common.
+            #[inline]
+            pub fn is_disjoint(&self, other: &Self) -> bool {
+                self.raw.is_disjoint(&other.raw)
+            }
+
+            #sized
+
             /// Bytes held from the memory back end: whole slab blocks plus leaves.
             ///
             /// This is what a memory budget should be compared with. An empty tree
@@ -249,5 +297,135 @@ pub fn inherent(spec: &Spec, names: &Names) -> TokenStream {
                 &self.raw
             }
         }
+    }
+}
+
+/// Methods of trees whose values are sized (every layout but `varlen`):
+/// entries, mutable iteration, owning iteration by key or value, `append`,
+/// and with delete the removals in bulk.
+fn sized_methods(spec: &Spec, names: &Names) -> TokenStream {
+    let Spec { key, value, .. } = spec;
+    let Names {
+        entry,
+        iter_mut,
+        range_mut,
+        values_mut,
+        into_keys,
+        into_values,
+        ..
+    } = names;
+    let option = quote!(::core::option::Option);
+    let removals = spec.delete.then(|| {
+        quote! {
+            /// Removes and returns the entry with the smallest key, if any.
+            #[inline]
+            pub fn pop_first(&mut self) -> #option<(#key, #value)> {
+                self.raw.pop_first()
+            }
+
+            /// Removes and returns the entry with the largest key, if any.
+            #[inline]
+            pub fn pop_last(&mut self) -> #option<(#key, #value)> {
+                self.raw.pop_last()
+            }
+
+            /// Keeps only the entries for which `keep(key, &mut value)` returns
+            /// true, visiting them in ascending key order.
+            ///
+            /// One walk, plus a removal per rejected entry. If `keep` panics, the
+            /// tree stays consistent; the last entries it rejected may remain.
+            #[inline]
+            pub fn retain<F: ::core::ops::FnMut(#key, &mut #value) -> bool>(&mut self, keep: F) {
+                self.raw.retain(keep)
+            }
+
+            /// Removes every key that is in `other`.
+            #[inline]
+            pub fn difference_with(&mut self, other: &Self) {
+                self.raw.difference_with(&other.raw)
+            }
+
+            /// Moves every entry at or after `key` into a new tree, which it
+            /// returns; the rest stays. O(m × height) for m entries moved.
+            #[inline]
+            #[must_use]
+            pub fn split_off(&mut self, key: #key) -> Self {
+                Self { raw: self.raw.split_off(key) }
+            }
+        }
+    });
+    quote! {
+        /// The entry for `key`, for reading, changing, inserting or removing it
+        /// in place with a single descent: an occupied entry holds the value's
+        /// slot, and a vacant one inserts along the path its lookup took.
+        #[inline]
+        pub fn entry(&mut self, key: #key) -> #entry<'_> {
+            self.raw.entry(key)
+        }
+
+        /// The entries as `(key, &mut value)`, in ascending key order.
+        #[inline]
+        pub fn iter_mut(&mut self) -> #iter_mut<'_> {
+            self.raw.iter_mut()
+        }
+
+        /// The entries whose keys lie in `range`, as `(key, &mut value)`, in
+        /// ascending key order. A range whose start lies after its end is
+        /// empty.
+        #[inline]
+        pub fn range_mut<R: ::core::ops::RangeBounds<#key>>(&mut self, range: R) -> #range_mut<'_> {
+            self.raw.range_mut(range)
+        }
+
+        /// The values, mutably, in ascending key order.
+        #[inline]
+        pub fn values_mut(&mut self) -> #values_mut<'_> {
+            self.raw.values_mut()
+        }
+
+        /// The keys in ascending order, consuming the tree.
+        #[inline]
+        pub fn into_keys(self) -> #into_keys {
+            self.raw.into_keys()
+        }
+
+        /// The values in ascending key order, consuming the tree.
+        #[inline]
+        pub fn into_values(self) -> #into_values {
+            self.raw.into_values()
+        }
+
+        /// Moves every entry of `other` into this tree, leaving `other` empty;
+        /// a key in both takes `other`'s value. O(1) when this tree is empty,
+        /// otherwise an insert per entry, in key order.
+        #[inline]
+        pub fn append(&mut self, other: &mut Self) {
+            self.raw.append(&mut other.raw)
+        }
+
+        /// Keeps only the keys also in `other`, calling
+        /// `merge(key, &mut ours, &theirs)` on each: one walk of each tree and
+        /// an insert per key kept, into a fresh tree that replaces this one.
+        #[inline]
+        pub fn intersect_with<F: ::core::ops::FnMut(#key, &mut #value, &#value)>(
+            &mut self,
+            other: &Self,
+            merge: F,
+        ) {
+            self.raw.intersect_with(&other.raw, merge)
+        }
+
+        /// Adds every entry of `other`, moving its values; where a key is in
+        /// both, `merge(key, &mut ours, theirs)` decides the value that stays.
+        #[inline]
+        pub fn union_with<F: ::core::ops::FnMut(#key, &mut #value, #value)>(
+            &mut self,
+            other: Self,
+            merge: F,
+        ) {
+            self.raw.union_with(other.raw, merge)
+        }
+
+        #removals
     }
 }

@@ -165,6 +165,44 @@ impl BlockEntry {
         }
     }
 
+    /// The offsets as one run `first..=last`, if they form one (the run
+    /// form, or an inline entry of consecutive offsets).
+    #[inline]
+    pub(crate) fn as_run(&self) -> Option<(u16, u16)> {
+        let h = &self.header;
+        if h.flags & RUN != 0 {
+            return Some((h.offsets[0], h.offsets[1]));
+        }
+        if h.nwords != 0 {
+            return None;
+        }
+        let len = h.offsets.iter().take_while(|&&o| o != 0).count();
+        let (first, last) = (h.offsets[0], h.offsets[len - 1]);
+        ((last - first) as usize + 1 == len).then_some((first, last))
+    }
+
+    /// ORs the entry's offsets into `words`, as bits; returns how many
+    /// words its largest offset needs.
+    pub(crate) fn or_into(&self, words: &mut [u64; MAX_WORDS]) -> usize {
+        let h = &self.header;
+        if h.flags & RUN != 0 {
+            set_range(words, h.offsets[0], h.offsets[1]);
+            h.offsets[1] as usize / 64 + 1
+        } else if h.nwords == 0 {
+            let mut used = 0;
+            for &o in h.offsets.iter().take_while(|&&o| o != 0) {
+                words[o as usize / 64] |= 1 << (o % 64);
+                used = o as usize / 64 + 1;
+            }
+            used
+        } else {
+            for (w, &e) in words.iter_mut().zip(&self.words) {
+                *w |= e;
+            }
+            self.words.len()
+        }
+    }
+
     /// The form's name, for `Debug` output and statistics.
     pub(crate) fn form(&self) -> &'static str {
         if self.header.flags & RUN != 0 {
@@ -190,6 +228,77 @@ impl EntryBuf {
     pub(crate) const fn new() -> Self {
         Self {
             words: [MaybeUninit::uninit(); 1 + MAX_WORDS],
+        }
+    }
+
+    /// Encodes the run `first..=last` (`1 <= first <= last <= MAX_OFFSET`)
+    /// in its smallest form: inline up to three offsets, otherwise a run.
+    pub(crate) fn encode_run(&mut self, first: u16, last: u16) -> &BlockEntry {
+        debug_assert!(1 <= first && first <= last && last <= MAX_OFFSET);
+        if last - first < INLINE_OFFSETS as u16 {
+            let mut offsets = [0; INLINE_OFFSETS];
+            let len = (last - first) as usize + 1;
+            for (i, slot) in offsets[..len].iter_mut().enumerate() {
+                *slot = first + i as u16;
+            }
+            return self.encode(&offsets[..len]);
+        }
+        self.write(Header {
+            flags: RUN,
+            nwords: 0,
+            offsets: [first, last, 0],
+        })
+    }
+
+    /// Encodes the offsets whose bits are set in `words` in their smallest
+    /// form, or `None` when no bit is set. Bit 0 must be clear.
+    pub(crate) fn encode_words(&mut self, words: &[u64; MAX_WORDS]) -> Option<&BlockEntry> {
+        debug_assert!(words[0] & 1 == 0);
+        let first_word = words.iter().position(|&w| w != 0)?;
+        let last_word = words.iter().rposition(|&w| w != 0)?;
+        let first = (first_word * 64) as u16 + words[first_word].trailing_zeros() as u16;
+        let last = (last_word * 64 + 63) as u16 - words[last_word].leading_zeros() as u16;
+        let count: u32 = words[first_word..=last_word]
+            .iter()
+            .map(|w| w.count_ones())
+            .sum();
+        if (last - first) as u32 + 1 == count {
+            return Some(self.encode_run(first, last));
+        }
+        if count as usize <= INLINE_OFFSETS {
+            let mut offsets = [0; INLINE_OFFSETS];
+            let mut len = 0;
+            for (i, &w) in words[first_word..=last_word].iter().enumerate() {
+                let mut bits = w;
+                while bits != 0 {
+                    offsets[len] = ((first_word + i) * 64) as u16 + bits.trailing_zeros() as u16;
+                    len += 1;
+                    bits &= bits - 1;
+                }
+            }
+            return Some(self.encode(&offsets[..len]));
+        }
+        let nwords = last_word + 1;
+        for (slot, &w) in self.words[1..=nwords].iter_mut().zip(words) {
+            *slot = MaybeUninit::new(w);
+        }
+        Some(self.write(Header {
+            flags: 0,
+            nwords: nwords as u8,
+            offsets: [0; INLINE_OFFSETS],
+        }))
+    }
+
+    /// Writes `header` and returns the entry; the words it counts must have
+    /// been written.
+    fn write(&mut self, header: Header) -> &BlockEntry {
+        let base = NonNull::from(&mut self.words).cast::<u8>();
+        // SAFETY: the buffer is 8-aligned and holds a header and
+        // `MAX_WORDS` words, the first `header.nwords` of them written by
+        // the caller; the entry borrows the buffer.
+        unsafe {
+            base.cast::<Header>().write(header);
+            BlockEntry::from_bytes(base)
         }
     }
 
@@ -220,15 +329,23 @@ impl EntryBuf {
                 *word = MaybeUninit::new(unsafe { word.assume_init() } | 1 << (o % 64));
             }
         }
-        let base = NonNull::from(&mut self.words).cast::<u8>();
         // The header has no padding, and the `nwords` words after it were
         // written above, so every byte of the entry is initialised.
-        // SAFETY: the buffer is 8-aligned and holds a header and
-        // `MAX_WORDS` words; the entry borrows the buffer.
-        unsafe {
-            base.cast::<Header>().write(header);
-            BlockEntry::from_bytes(base)
-        }
+        self.write(header)
+    }
+}
+
+/// Sets the bits of offsets `first..=last` in `words`.
+fn set_range(words: &mut [u64; MAX_WORDS], first: u16, last: u16) {
+    let (fw, lw) = (first as usize / 64, last as usize / 64);
+    let low = u64::MAX << (first % 64);
+    let high = u64::MAX >> (63 - last % 64);
+    if fw == lw {
+        words[fw] |= low & high;
+    } else {
+        words[fw] |= low;
+        words[fw + 1..lw].fill(u64::MAX);
+        words[lw] |= high;
     }
 }
 

@@ -5,7 +5,10 @@ use crate::tid::MAX_OFFSET;
 /// Why a call was refused. A refused call leaves the store exactly as it
 /// was.
 ///
-/// The last two arise only in a [`SharedTidStore`](crate::SharedTidStore),
+/// `OverBudget` comes from the set operations
+/// ([`TidStore::union_with`](crate::TidStore::union_with) and its
+/// siblings). The last two arise only in a
+/// [`SharedTidStore`](crate::SharedTidStore),
 /// whose memory is a shared area that may be full.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TidStoreError {
@@ -32,6 +35,20 @@ pub enum TidStoreError {
         previous: u16,
         /// The offending offset.
         offset: u16,
+    },
+    /// A set operation's result would take more memory than the store's
+    /// budget; the operation stopped there.
+    #[error(
+        "the {operation} needs more than the store's budget of {max_bytes} bytes \
+         (stopped at {needed} bytes)"
+    )]
+    OverBudget {
+        /// `"union"`, `"intersection"` or `"difference"`.
+        operation: &'static str,
+        /// The result's memory when the operation stopped.
+        needed: usize,
+        /// The budget.
+        max_bytes: usize,
     },
     /// A shared store's area could not grow by the segment the entry
     /// needed.

@@ -28,6 +28,10 @@
 mod array;
 mod entry;
 mod error;
+mod ordered;
+#[cfg(feature = "serde")]
+mod serde;
+mod set_ops;
 #[cfg(target_os = "linux")]
 mod shared;
 mod store;
@@ -35,6 +39,7 @@ mod tid;
 
 pub use array::{ArrayError, DeadItemsArray, ItemPointer};
 pub use error::TidStoreError;
+pub use ordered::OrderedLookup;
 #[cfg(target_os = "linux")]
 pub use shared::{
     SharedTidStore, SharedTidStoreHandle, SharedTidStoreReader, SharedTidStoreWriter,

@@ -164,6 +164,17 @@ impl TidStore {
         verify_entries(self.table.iter(), self.num_tids)
     }
 
+    /// The tree of entries.
+    pub(crate) fn table(&self) -> &BlockTable {
+        &self.table
+    }
+
+    /// Replaces every entry with `table`'s, which hold `num_tids` offsets.
+    pub(crate) fn replace_contents(&mut self, table: BlockTable, num_tids: u64) {
+        self.table = table;
+        self.num_tids = num_tids;
+    }
+
     /// Removes everything and returns all memory.
     pub fn clear(&mut self) {
         self.table.clear();

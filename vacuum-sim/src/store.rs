@@ -116,6 +116,14 @@ pub trait DeadTupleStore {
     /// Whether `tid` is dead: the index pass's question.
     fn is_member(&self, tid: Tid) -> bool;
 
+    /// The same question for TIDs asked in ascending order, as a
+    /// correlated index asks them: the TID store answers them with an
+    /// [`OrderedLookup`](tidstore::OrderedLookup), which remembers the
+    /// last block and seeks forward from it.
+    fn ordered_is_member(&self) -> impl FnMut(Tid) -> bool + '_ {
+        move |tid| self.is_member(tid)
+    }
+
     /// The heap pass: calls `f` for every block in ascending order with its
     /// dead offsets, extracted into `buf`.
     fn for_each_block<F: FnMut(u32, &[u16])>(&self, buf: &mut [u16], f: F);
@@ -150,6 +158,11 @@ impl DeadTupleStore for TidStore {
     #[inline]
     fn is_member(&self, tid: Tid) -> bool {
         TidStore::is_member(self, tid)
+    }
+
+    fn ordered_is_member(&self) -> impl FnMut(Tid) -> bool + '_ {
+        let mut lookup = self.ordered_lookup();
+        move |tid| lookup.is_member(tid)
     }
 
     fn for_each_block<F: FnMut(u32, &[u16])>(&self, buf: &mut [u16], mut f: F) {

@@ -377,12 +377,13 @@ impl<S: DeadTupleStore> Vacuumable for InProcess<'_, S> {
         phase: &mut Phase,
     ) -> Result<u64, VacuumError> {
         let store = &*self.0;
-        let is_member = |tid| store.is_member(tid);
         let entries = 0..heap.num_tuples();
         let tpp = heap.tuples_per_page();
         Ok(match permutation {
-            None => correlated_pass(is_member, tpp, entries, phase),
-            Some(permutation) => random_pass(is_member, tpp, permutation, entries, phase),
+            None => correlated_pass(store.ordered_is_member(), tpp, entries, phase),
+            Some(permutation) => {
+                random_pass(|tid| store.is_member(tid), tpp, permutation, entries, phase)
+            }
         })
     }
 
@@ -592,8 +593,8 @@ impl Run<'_> {
 /// correlated index: TIDs in heap order. Returns how many `is_member`
 /// answered yes. A whole pass is `0..heap.num_tuples()`; a worker process
 /// takes a contiguous share.
-pub fn correlated_pass<F: Fn(Tid) -> bool>(
-    is_member: F,
+pub fn correlated_pass<F: FnMut(Tid) -> bool>(
+    mut is_member: F,
     tuples_per_page: u16,
     entries: Range<u64>,
     phase: &mut Phase,

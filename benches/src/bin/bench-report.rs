@@ -28,7 +28,7 @@ static GLOBAL: CountingAlloc = CountingAlloc;
 enum SizeArg {
     /// The default parameters.
     Default,
-    /// The large parameters (RT-1 to RT-4, RT-7, TS-S).
+    /// The large parameters (RT-1 to RT-4, RT-7, TS-S, SET-2).
     Large,
 }
 
@@ -36,9 +36,9 @@ enum SizeArg {
 #[derive(Debug, Parser)]
 #[command(name = "bench-report", version)]
 struct Args {
-    /// Workload ids (RT-1..RT-7, TS-1..TS-8, TS-D, TS-S); a variant may
-    /// follow a colon: RT-4:0xFFFFFF, RT-5:16, RT-6:15, RT-4:all. Default:
-    /// every workload.
+    /// Workload ids (RT-1..RT-7, TS-1..TS-8, TS-D, TS-S, SET-1, SET-2); a
+    /// variant may follow a colon: RT-4:0xFFFFFF, RT-5:16, RT-6:15,
+    /// RT-4:all. Default: every workload.
     workloads: Vec<String>,
     /// The size column of WORKLOADS.md.
     #[arg(long, value_enum, default_value = "default")]

@@ -9,13 +9,19 @@
 //! allocation with its size and alignment (16 bytes or more), which is
 //! counted: what `malloc` would add as its own header is not visible either
 //! way.
+//!
+//! The set-operation workloads use the same bitmap: SET-1 over the same
+//! encoding, SET-2 over the keys (a set: the values, equal to the keys,
+//! are dropped), combined with `|=` and `&=`.
 
 use std::sync::Once;
 
 use ::croaring::Bitmap64;
 use tidstore::Tid;
 
-use super::{group_by_block, tid_to_u64, DeadTidSet};
+use crate::workloads::set::TidSide;
+
+use super::{element_checksum, group_by_block, tid_to_u64, DeadTidSet, SetOps};
 
 static RUST_ALLOC: Once = Once::new();
 
@@ -57,3 +63,71 @@ impl DeadTidSet for CroaringSet {
         group_by_block(self.0.iter(), f);
     }
 }
+
+/// Declares a [`SetOps`] adapter over `Bitmap64`; only the build differs.
+macro_rules! croaring_set_ops {
+    ($(#[$doc:meta])* $adapter:ident, $input:ty, |$bitmap:ident, $side:ident| $build:block) => {
+        $(#[$doc])*
+        pub struct $adapter(Bitmap64);
+
+        impl SetOps for $adapter {
+            const NAME: &'static str = "croaring";
+            type Input = $input;
+
+            fn build($side: &$input) -> Self {
+                route_allocations_through_rust();
+                let mut $bitmap = Bitmap64::new();
+                $build
+                Self($bitmap)
+            }
+
+            fn copy(&self) -> Self {
+                Self(self.0.clone())
+            }
+
+            fn union_with(&mut self, other: Self) -> Option<Self> {
+                self.0 |= &other.0;
+                Some(other)
+            }
+
+            fn intersect_with(&mut self, other: &Self) {
+                self.0 &= &other.0;
+            }
+
+            fn count(&self) -> u64 {
+                self.0.cardinality()
+            }
+
+            fn checksum(&self) -> u64 {
+                self.0
+                    .iter()
+                    .fold(0, |sum, key| sum.wrapping_add(element_checksum(key, key)))
+            }
+        }
+    };
+}
+
+croaring_set_ops!(
+    /// SET-1: `Bitmap64` of `(blk << 16) | off`, one `add` per TID as the TS
+    /// load does.
+    CroaringTids,
+    TidSide,
+    |bitmap, side| {
+        for &block in &side.blocks {
+            for &offset in &side.offsets {
+                bitmap.add(tid_to_u64(Tid::new(block, offset)));
+            }
+        }
+    }
+);
+
+croaring_set_ops!(
+    /// SET-2: `Bitmap64` of the keys, one `add` per key in stream order.
+    CroaringKeys,
+    [u64],
+    |bitmap, keys| {
+        for &key in keys {
+            bitmap.add(key);
+        }
+    }
+);

@@ -3,7 +3,9 @@
 //!
 //! - [`RtMap`]: a `u64 -> u64` map, for the radix tree workloads RT-1 to
 //!   RT-6, and as `RtMap<u128>` a `u128 -> u64` map for RT-7;
-//! - [`DeadTidSet`]: a set of dead TIDs, for the TID store workloads (TS-*).
+//! - [`DeadTidSet`]: a set of dead TIDs, for the TID store workloads (TS-*);
+//! - [`SetOps`]: a structure combined with another of its type, for the
+//!   set-operation workloads (SET-1 over TIDs, SET-2 over `u64` keys).
 //!
 //! One file per peer family. Every implementation is a thin adapter: the
 //! workloads' loops are written once, generically, in
@@ -33,6 +35,9 @@ pub mod shared;
 pub mod sorted_vec;
 
 use tidstore::Tid;
+
+use crate::rng::hash64;
+use crate::workloads::set::TidSide;
 
 /// A map from `K` to `u64`, as the RT workloads use it: `u64` keys for
 /// RT-1 to RT-6, `u128` keys for RT-7.
@@ -177,6 +182,60 @@ pub trait DeadTidSet {
     }
 }
 
+/// A structure the set-operation workloads combine: SET-1's TID sets
+/// (`Input = TidSide`) and SET-2's `u64 -> u64` maps or `u64` sets
+/// (`Input = [u64]`, each value being its key).
+///
+/// The runner builds A and B with [`build`](Self::build) (untimed), then
+/// times [`union_with`](Self::union_with) and
+/// [`intersect_with`](Self::intersect_with), each on a fresh
+/// [`copy`](Self::copy) of A made untimed.
+pub trait SetOps: Sized {
+    /// The `impl` name in reports.
+    const NAME: &'static str;
+
+    /// What a side is built from.
+    type Input: ?Sized;
+
+    /// A structure holding `input`, loaded as the TS (SET-1) or RT-3
+    /// (SET-2) load phase loads it.
+    fn build(input: &Self::Input) -> Self;
+
+    /// A copy of this structure: a clone where the type has one, else a
+    /// rebuild from its contents.
+    fn copy(&self) -> Self;
+
+    /// `self ∪= other`, keeping `self`'s value where a key is in both.
+    /// `other` is a copy made for this call: a structure whose union
+    /// consumes its argument takes it, one that only reads it returns it,
+    /// so that it is dropped outside the timed region.
+    fn union_with(&mut self, other: Self) -> Option<Self>;
+
+    /// `self ∩= other`, keeping `self`'s values.
+    fn intersect_with(&mut self, other: &Self);
+
+    /// Elements (keys, or TIDs) held.
+    fn count(&self) -> u64;
+
+    /// Wrapping sum of [`element_checksum`] over the contents (TIDs as
+    /// `(blk << 16) | off`, a set's value being its key).
+    fn checksum(&self) -> u64;
+
+    /// Bytes held, for a structure that accounts for its own memory;
+    /// `None` to have the counting allocator measure it.
+    fn own_memory(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// What one element adds to a [`SetOps::checksum`]: `hash64(key)` plus
+/// `value ^ key`, so that a lost or extra key and a value other than the
+/// key (every SET value is its key) both show.
+#[inline]
+pub fn element_checksum(key: u64, value: u64) -> u64 {
+    hash64(key).wrapping_add(value ^ key)
+}
+
 /// The `(blk << 16) | off` encoding of a TID that the bitmap and set peers
 /// store.
 #[inline]
@@ -244,6 +303,22 @@ pub const TS_IMPLS: [&str; 7] = [
     hash::HashSetPeer::NAME,
 ];
 
+/// Every SET-1 (TID set) structure's name, project first, in report order.
+pub const SET_TID_IMPLS: [&str; 3] = [
+    project::ProjectSetStore::NAME,
+    croaring::CroaringTids::NAME,
+    btree::BTreeSetTids::NAME,
+];
+
+/// Every SET-2 (`u64` key) structure's name, project first, in report
+/// order: `project-full` too, as on RT-3, whose random keys SET-2 shares.
+pub const SET_KEY_IMPLS: [&str; 4] = [
+    project::ProjectSetTree::NAME,
+    project::ProjectSetTreeFull::NAME,
+    croaring::CroaringKeys::NAME,
+    btree::BTreeMapKeys::NAME,
+];
+
 /// The workloads a structure runs on when no `--impls` names it: every
 /// RT or TS workload of its family, except `project-shared`, which runs by
 /// default only where it is compared with the local project (RT-1, RT-2,
@@ -283,6 +358,39 @@ pub trait TsVisitor {
     type Output;
     /// Does the work with set type `S`.
     fn visit<S: DeadTidSet>(self) -> Self::Output;
+}
+
+/// Work to do with one SET structure type whose sides are built from `I`,
+/// chosen at run time by name through [`visit_set_tids`] or
+/// [`visit_set_keys`].
+pub trait SetVisitor<I: ?Sized> {
+    /// What the work returns.
+    type Output;
+    /// Does the work with structure type `S`.
+    fn visit<S: SetOps<Input = I>>(self) -> Self::Output;
+}
+
+/// Runs `visitor` with the SET-1 structure called `name` (one of
+/// [`SET_TID_IMPLS`]); `None` for an unknown name.
+pub fn visit_set_tids<V: SetVisitor<TidSide>>(name: &str, visitor: V) -> Option<V::Output> {
+    Some(match name {
+        project::ProjectSetStore::NAME => visitor.visit::<project::ProjectSetStore>(),
+        croaring::CroaringTids::NAME => visitor.visit::<croaring::CroaringTids>(),
+        btree::BTreeSetTids::NAME => visitor.visit::<btree::BTreeSetTids>(),
+        _ => return None,
+    })
+}
+
+/// Runs `visitor` with the SET-2 structure called `name` (one of
+/// [`SET_KEY_IMPLS`]); `None` for an unknown name.
+pub fn visit_set_keys<V: SetVisitor<[u64]>>(name: &str, visitor: V) -> Option<V::Output> {
+    Some(match name {
+        project::ProjectSetTree::NAME => visitor.visit::<project::ProjectSetTree>(),
+        project::ProjectSetTreeFull::NAME => visitor.visit::<project::ProjectSetTreeFull>(),
+        croaring::CroaringKeys::NAME => visitor.visit::<croaring::CroaringKeys>(),
+        btree::BTreeMapKeys::NAME => visitor.visit::<btree::BTreeMapKeys>(),
+        _ => return None,
+    })
 }
 
 /// Runs `visitor` with the RT structure called `name` (one of

@@ -6,10 +6,17 @@
 //! for `u128`), and `project-full` is the `u64` map declared with
 //! `compression: full`, what a user keying by random or hashed ids
 //! declares: the RT tables show both on every workload.
+//!
+//! For the set-operation workloads, SET-2 combines the same two `u64`
+//! trees (`union_with`, `intersect_with`), and SET-1 stores made with
+//! [`TidStore::new`] (entries replaceable, as a store that is combined
+//! rather than filled once by vacuum would be) and the same 1 GiB budget.
 
 use tidstore::{Tid, TidStore};
 
-use super::{DeadTidSet, RtMap};
+use crate::workloads::set::TidSide;
+
+use super::{element_checksum, tid_to_u64, DeadTidSet, RtMap, SetOps};
 
 /// Declares a project tree (`KEY -> u64`, default layout and size classes)
 /// and its [`RtMap`] adapter: one per key width the RT workloads use.
@@ -120,6 +127,141 @@ impl DeadTidSet for ProjectStore {
             let n = block.copy_offsets(&mut buf);
             f(block.block(), &buf[..n]);
         }
+    }
+
+    fn own_memory(&self) -> Option<usize> {
+        Some(self.0.memory_usage())
+    }
+}
+
+/// Declares the [`SetOps`] adapter of a project `u64 -> u64` tree for
+/// SET-2.
+macro_rules! project_set_tree {
+    ($(#[$doc:meta])* $adapter:ident, $tree:ident, $name:literal) => {
+        $(#[$doc])*
+        pub struct $adapter($tree);
+
+        impl SetOps for $adapter {
+            const NAME: &'static str = $name;
+            type Input = [u64];
+
+            fn build(keys: &[u64]) -> Self {
+                let mut tree = $tree::new();
+                for &key in keys {
+                    tree.insert(key, key);
+                }
+                Self(tree)
+            }
+
+            fn copy(&self) -> Self {
+                Self(self.0.clone())
+            }
+
+            fn union_with(&mut self, other: Self) -> Option<Self> {
+                // On a shared key, A's value stays: the merge leaves it.
+                self.0.union_with(other.0, |_, _, _| {});
+                None
+            }
+
+            fn intersect_with(&mut self, other: &Self) {
+                self.0.intersect_with(&other.0, |_, _, _| {});
+            }
+
+            fn count(&self) -> u64 {
+                self.0.len() as u64
+            }
+
+            fn checksum(&self) -> u64 {
+                self.0
+                    .iter()
+                    .fold(0, |sum, (key, &value)| sum.wrapping_add(element_checksum(key, value)))
+            }
+
+            fn own_memory(&self) -> Option<usize> {
+                Some(self.0.memory_usage())
+            }
+        }
+    };
+}
+
+project_set_tree!(
+    /// SET-2's project tree: [`ProjectTree`] (`u64 -> u64`, default layout).
+    ProjectSetTree,
+    ProjectTree,
+    "project"
+);
+
+project_set_tree!(
+    /// SET-2's project tree with `compression: full`: [`ProjectTreeFull`].
+    ProjectSetTreeFull,
+    ProjectTreeFull,
+    "project-full"
+);
+
+/// SET-1's project store: [`TidStore::new`] with budget
+/// [`STORE_MAX_BYTES`], which no SET-1 result comes near.
+pub struct ProjectSetStore(TidStore);
+
+impl ProjectSetStore {
+    fn empty() -> TidStore {
+        TidStore::new(STORE_MAX_BYTES)
+    }
+}
+
+impl SetOps for ProjectSetStore {
+    const NAME: &'static str = "project";
+    type Input = TidSide;
+
+    fn build(side: &TidSide) -> Self {
+        let mut store = Self::empty();
+        for &block in &side.blocks {
+            if let Err(e) = store.set_block_offsets(block, &side.offsets) {
+                panic!("the workload gave the store bad offsets: {e}");
+            }
+        }
+        Self(store)
+    }
+
+    /// `TidStore` has no `Clone`: a new store given each block's offsets,
+    /// in block order, as the original was built.
+    fn copy(&self) -> Self {
+        let mut store = Self::empty();
+        let mut buf = [0u16; tidstore::MAX_OFFSET as usize];
+        for block in self.0.iter() {
+            let n = block.copy_offsets(&mut buf);
+            if let Err(e) = store.set_block_offsets(block.block(), &buf[..n]) {
+                panic!("copying a store: {e}");
+            }
+        }
+        Self(store)
+    }
+
+    fn union_with(&mut self, other: Self) -> Option<Self> {
+        if let Err(e) = self.0.union_with(&other.0) {
+            panic!("the store refused the union: {e}");
+        }
+        Some(other)
+    }
+
+    fn intersect_with(&mut self, other: &Self) {
+        if let Err(e) = self.0.intersect_with(&other.0) {
+            panic!("the store refused the intersection: {e}");
+        }
+    }
+
+    fn count(&self) -> u64 {
+        self.0.num_tids()
+    }
+
+    fn checksum(&self) -> u64 {
+        let mut sum = 0u64;
+        for block in self.0.iter() {
+            for offset in block.offsets() {
+                let key = tid_to_u64(Tid::new(block.block(), offset));
+                sum = sum.wrapping_add(element_checksum(key, key));
+            }
+        }
+        sum
     }
 
     fn own_memory(&self) -> Option<usize> {

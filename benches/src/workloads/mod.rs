@@ -3,21 +3,26 @@
 //!
 //! - [`rt`]: the radix tree workloads RT-1 to RT-6 (`u64 -> u64` maps);
 //! - [`rt128`]: RT-7, random `u128` keys (`u128 -> u64` maps);
-//! - [`ts`]: the TID store workloads TS-1 to TS-8, TS-D and TS-S.
+//! - [`ts`]: the TID store workloads TS-1 to TS-8, TS-D and TS-S;
+//! - [`set`]: the set-operation workloads SET-1 (TID stores) and SET-2
+//!   (`u64 -> u64` trees).
 //!
 //! A workload id on the command line may name a variant after a colon:
 //! `RT-4:0xFFFFFF` (a filter), `RT-5:16` (a fanout), `RT-6:15`, or `:all`
 //! for every variant WORKLOADS.md lists. Without one, RT-4 runs its default
-//! filter, RT-5 every fanout, and RT-6 fanout 120. RT-7 takes no variant.
+//! filter, RT-5 every fanout, and RT-6 fanout 120. RT-7, TS-* and SET-*
+//! take no variant.
 
 pub mod rt;
 pub mod rt128;
+pub mod set;
 pub mod ts;
 
 use std::fmt;
 
 pub use rt::RtCase;
 pub use rt128::Rt128Case;
+pub use set::SetCase;
 pub use ts::TsCase;
 
 /// WORKLOADS.md's size column.
@@ -27,7 +32,8 @@ pub enum Size {
     #[default]
     Default,
     /// The large parameters, where WORKLOADS.md gives them (RT-1 to RT-4,
-    /// RT-7 and TS-S); the others keep their default.
+    /// RT-7 and TS-S; SET-2 takes RT-3's large key count); the others keep
+    /// their default (SET-1's TS-6 and TS-8 have one size).
     Large,
 }
 
@@ -88,6 +94,8 @@ pub enum Case {
     Rt128(Rt128Case),
     /// A TID store workload.
     Ts(TsCase),
+    /// A set-operation workload (SET-1, SET-2).
+    Set(SetCase),
 }
 
 impl Case {
@@ -97,6 +105,7 @@ impl Case {
             Case::Rt(c) => c.id(),
             Case::Rt128(c) => c.id(),
             Case::Ts(c) => c.id,
+            Case::Set(c) => c.id(),
         }
     }
 
@@ -106,6 +115,7 @@ impl Case {
             Case::Rt(c) => c.params(),
             Case::Rt128(c) => c.params(),
             Case::Ts(c) => c.params(),
+            Case::Set(c) => c.params(),
         }
     }
 }
@@ -116,10 +126,10 @@ impl fmt::Display for Case {
     }
 }
 
-/// The ids run when none are named: every RT and TS workload.
-pub const DEFAULT_WORKLOADS: [&str; 17] = [
+/// The ids run when none are named: every RT, TS and SET workload.
+pub const DEFAULT_WORKLOADS: [&str; 19] = [
     "RT-1", "RT-2", "RT-3", "RT-4", "RT-5", "RT-6", "RT-7", "TS-1", "TS-2", "TS-3", "TS-4", "TS-5",
-    "TS-6", "TS-7", "TS-8", "TS-D", "TS-S",
+    "TS-6", "TS-7", "TS-8", "TS-D", "TS-S", "SET-1", "SET-2",
 ];
 
 /// Options that change a workload's data beyond its size.
@@ -147,6 +157,13 @@ pub fn parse(spec: &str, sizing: Sizing, variant: Variant) -> Result<Vec<Case>, 
         }
         ts::case(&id, sizing)
             .map(|c| vec![Case::Ts(c)])
+            .ok_or_else(|| format!("unknown workload {spec}"))
+    } else if id.starts_with("SET-") {
+        if arg.is_some() {
+            return Err(format!("{id} takes no variant"));
+        }
+        set::case(&id, sizing)
+            .map(|c| vec![Case::Set(c)])
             .ok_or_else(|| format!("unknown workload {spec}"))
     } else {
         Err(format!("unknown workload {spec}"))
@@ -191,6 +208,10 @@ mod tests {
         assert!(parse("RT-7:all", s, v).is_err());
         assert!(parse("RT-9", s, v).is_err());
         assert!(parse("TS-1:x", s, v).is_err());
+        assert_eq!(parse("set-1", s, v).unwrap().len(), 1);
+        assert_eq!(parse("SET-2", s, v).unwrap()[0].id(), "SET-2");
+        assert!(parse("SET-2:x", s, v).is_err());
+        assert!(parse("SET-3", s, v).is_err());
         assert!(parse("XX", s, v).is_err());
     }
 

@@ -88,6 +88,21 @@ impl TsCase {
         self.is_dead_block(tid.block()) && self.is_dead_offset(u32::from(tid.offset()))
     }
 
+    /// The dead offsets of a block with dead TIDs, ascending.
+    pub fn dead_offsets(&self) -> Vec<u16> {
+        (1..=self.maxoff())
+            .filter(|&off| self.is_dead_offset(off))
+            .map(|off| off as u16)
+            .collect()
+    }
+
+    /// The blocks with dead TIDs, ascending.
+    pub fn dead_blocks(&self) -> Vec<u32> {
+        (0..self.maxblk)
+            .filter(|&blk| self.is_dead_block(blk))
+            .collect()
+    }
+
     /// The dead TID count, by arithmetic rather than enumeration.
     pub fn dead_by_arithmetic(&self) -> u64 {
         let (maxblk, pi, c) = (
@@ -174,13 +189,8 @@ impl TsData {
             "{}: maxoff {maxoff} is not a valid offset",
             case.id
         );
-        let dead_offsets: Vec<u16> = (1..=maxoff)
-            .filter(|&off| case.is_dead_offset(off))
-            .map(|off| off as u16)
-            .collect();
-        let dead_blocks: Vec<u32> = (0..case.maxblk)
-            .filter(|&blk| case.is_dead_block(blk))
-            .collect();
+        let dead_offsets = case.dead_offsets();
+        let dead_blocks = case.dead_blocks();
         let index = u64::from(case.maxblk) * u64::from(maxoff);
         let mut ordered = Vec::with_capacity(usize::try_from(index).expect("index fits"));
         for blk in 0..case.maxblk {

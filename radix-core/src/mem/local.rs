@@ -102,6 +102,31 @@ impl LocalMemory {
         memory
     }
 
+    /// An empty back end with this one's options: the same pools and block
+    /// limit, and insert-only if this one is. It holds no memory yet. A
+    /// clone of a tree allocates from one, so that it keeps the options
+    /// its original was built with.
+    pub fn empty_like(&self) -> Self {
+        let slab = |s: &Slab| {
+            let node = s.node_layout();
+            let spec = PoolSpec {
+                size: node.size(),
+                align: node.align(),
+            };
+            // A full block is already a power of two within its own
+            // bounds, so as a limit it gives back the same block size.
+            Slab::new(spec, s.block_size())
+        };
+        Self {
+            slabs: self.slabs.iter().map(slab).collect(),
+            leaf_bytes: 0,
+            arenas: self.arenas.as_ref().map(|a| Arenas {
+                chunk: a.chunk,
+                arenas: Vec::new(),
+            }),
+        }
+    }
+
     /// Whether leaves come from bump arenas.
     pub fn is_insert_only(&self) -> bool {
         self.arenas.is_some()
@@ -260,6 +285,32 @@ mod tests {
         unsafe { m.release_all() };
         assert_eq!(m.bytes_held(), 0);
         assert_eq!(m.live_nodes(0), 0);
+    }
+
+    #[test]
+    fn empty_like_keeps_the_options_a_clone_needs() {
+        for limit in [1, 300, 4 << 10, 5000, 64 << 10, usize::MAX / 2] {
+            for insert_only in [false, true] {
+                let m = if insert_only {
+                    LocalMemory::insert_only(&POOLS, limit)
+                } else {
+                    LocalMemory::with_block_limit(&POOLS, limit)
+                };
+                let mut e = m.empty_like();
+                assert!(e.serves(&POOLS));
+                assert_eq!(e.is_insert_only(), insert_only);
+                assert_eq!(e.bytes_held(), 0);
+                for (a, b) in m.slabs.iter().zip(&e.slabs) {
+                    assert_eq!(a.node_layout(), b.node_layout(), "limit {limit}");
+                    assert_eq!(a.block_size(), b.block_size(), "limit {limit}");
+                }
+                let (a, b) = (m.arenas.as_ref(), e.arenas.as_ref());
+                assert_eq!(a.map(|a| a.chunk), b.map(|b| b.chunk));
+                let _ = e.alloc_node(1);
+                // SAFETY: no node is used again.
+                unsafe { e.release_all() };
+            }
+        }
     }
 
     #[test]

@@ -72,4 +72,22 @@ unsafe impl<V> MutableLayout for Inline<V> {
         // SAFETY: the slot holds a live `V`; access is exclusive.
         unsafe { slot.as_mut() }
     }
+
+    #[inline(always)]
+    unsafe fn into_value<M: Memory>(slot: V, _mem: &mut M) -> V {
+        slot
+    }
+
+    #[inline(always)]
+    fn input<'a>(value: V) -> V
+    where
+        Self: 'a,
+    {
+        value
+    }
+
+    #[inline(always)]
+    fn old_value(old: Option<V>) -> Option<V> {
+        old
+    }
 }

@@ -16,12 +16,14 @@
 //! *before* the tree makes room for it, so a panic in user code (a
 //! [`VarlenValue`] method) can never leave a node with a half-written slot.
 
+mod clone;
 mod inline;
 mod varlen;
 mod word;
 
 use core::ptr::NonNull;
 
+pub use clone::CloneLayout;
 pub use inline::Inline;
 pub use varlen::{VarBytes, Varlen, VarlenValue, TAG_BIT};
 pub use word::{Auto, Embedded, Leaf, SlotWord, Word};
@@ -144,4 +146,26 @@ pub unsafe trait MutableLayout: ValueLayout {
     /// `slot` holds a live slot value made on `mem`, and nothing else refers
     /// to it while the reference lives.
     unsafe fn get_mut<'a, M: Memory>(slot: NonNull<Self::Slot>, mem: &M) -> &'a mut Self::Value;
+
+    /// Moves the value out of a slot value removed from its node (or from
+    /// a tree that will not drop it again), freeing its leaf.
+    ///
+    /// # Safety
+    ///
+    /// As for [`ValueLayout::take`].
+    unsafe fn into_value<M: Memory>(slot: Self::Slot, mem: &mut M) -> Self::Value
+    where
+        Self::Value: Sized;
+
+    /// A value as what `insert` takes.
+    fn input<'a>(value: Self::Value) -> Self::Input<'a>
+    where
+        Self: 'a,
+        Self::Value: Sized;
+
+    /// What `insert` and `remove` returned, as the value they replaced or
+    /// removed.
+    fn old_value(old: Self::Old) -> Option<Self::Value>
+    where
+        Self::Value: Sized;
 }

@@ -110,18 +110,8 @@ unsafe impl<V, const EMBED: bool> ValueLayout for Word<V, EMBED> {
 
     #[inline]
     unsafe fn take<M: Memory>(slot: SlotWord, mem: &mut M) -> Option<V> {
-        // SAFETY: the slot value is live and consumed here exactly once.
-        unsafe {
-            if Self::EMBEDS {
-                Some(slot.0.as_ptr().cast::<V>().read())
-            } else {
-                let mut slot = slot;
-                let leaf = Self::leaf(NonNull::from(&mut slot), mem);
-                let value = leaf.read();
-                mem.free_leaf(leaf.cast(), Layout::new::<V>());
-                Some(value)
-            }
-        }
+        // SAFETY: the caller's contract is `into_value`'s.
+        Some(unsafe { <Self as MutableLayout>::into_value(slot, mem) })
     }
 
     #[inline]
@@ -156,5 +146,34 @@ unsafe impl<V, const EMBED: bool> MutableLayout for Word<V, EMBED> {
                 Self::leaf(slot, mem).as_mut()
             }
         }
+    }
+
+    #[inline]
+    unsafe fn into_value<M: Memory>(slot: SlotWord, mem: &mut M) -> V {
+        // SAFETY: the slot value is live and consumed here exactly once.
+        unsafe {
+            if Self::EMBEDS {
+                slot.0.as_ptr().cast::<V>().read()
+            } else {
+                let mut slot = slot;
+                let leaf = Self::leaf(NonNull::from(&mut slot), mem);
+                let value = leaf.read();
+                mem.free_leaf(leaf.cast(), Layout::new::<V>());
+                value
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn input<'a>(value: V) -> V
+    where
+        Self: 'a,
+    {
+        value
+    }
+
+    #[inline(always)]
+    fn old_value(old: Option<V>) -> Option<V> {
+        old
     }
 }

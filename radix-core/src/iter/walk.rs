@@ -1,6 +1,8 @@
-//! Ordered iteration and ranges, in both directions.
+//! The walk itself: cursors over the tree, and a double-ended walk between
+//! two of them. The iterators of the sibling modules only turn what a walk
+//! yields, a key and its value slot, into the item they promise.
 //!
-//! A [`Cursor`] walks the tree with an explicit stack of `(node, position)`
+//! A [`Path`] walks the tree with an explicit stack of `(node, position)`
 //! frames, one per level, so iteration never recurses and costs `O(levels)`
 //! space. A forward cursor starts by *seeking* its lower bound: it descends
 //! along the bound's chunks for as long as the tree has them, leaving each
@@ -8,10 +10,14 @@
 //! mirror image from its upper bound. Both directions are lazy: the back
 //! cursor is built on the first `next_back`.
 //!
-//! Front and back never cross: a range keeps the interval of keys not yet
-//! produced, and each side stops when its next key falls outside it.
+//! Front and back never cross: a [`Walk`] keeps the interval of keys not
+//! yet produced, and each side stops when its next key falls outside it.
+//!
+//! A walk holds node pointers, not a borrow of the tree: the iterator that
+//! owns it holds the borrow (or, for owned iteration, the tree itself), and
+//! every step is `unsafe` on the promise that the tree is live and
+//! unchanged.
 
-use core::iter::FusedIterator;
 use core::mem::MaybeUninit;
 use core::ops::{Bound, RangeBounds};
 use core::ptr::NonNull;
@@ -22,10 +28,9 @@ use crate::key::{Key, SPAN};
 use crate::node::{lazy, END};
 use crate::ptr::NodePtr;
 use crate::tree::{
-    entry_at, entry_before, follow, node_key, node_shift, seek, unflagged, LayoutOf, RawTree,
-    SlotOf, ValueOf, MAX_LEVELS,
+    entry_at, entry_before, follow, node_key, node_shift, seek, unflagged, RawTree, SlotOf,
+    MAX_LEVELS,
 };
-use crate::value::ValueLayout;
 
 #[derive(Clone, Copy)]
 struct Frame {
@@ -38,7 +43,7 @@ struct Frame {
 }
 
 /// A position in the ascending (or descending) walk of a tree.
-struct Cursor<C: Config> {
+pub(crate) struct Path<C: Config> {
     stack: [MaybeUninit<Frame>; MAX_LEVELS],
     /// Frames in use; 0 when the walk is over.
     depth: usize,
@@ -50,13 +55,13 @@ struct Cursor<C: Config> {
     lazy_root: Option<NodePtr>,
 }
 
-impl<C: Config> Clone for Cursor<C> {
+impl<C: Config> Clone for Path<C> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<C: Config> Copy for Cursor<C> {}
+impl<C: Config> Copy for Path<C> {}
 
 /// The key and value slot of lazy leaf `leaf`.
 ///
@@ -74,9 +79,14 @@ unsafe fn lazy_entry<C: Config>(leaf: NodePtr) -> (C::Key, NonNull<SlotOf<C>>) {
     }
 }
 
-impl<C: Config> Cursor<C> {
-    /// A cursor over the whole tree, its root frame starting at `start`.
-    fn at_root(tree: &RawTree<C>, start: u16) -> Self {
+impl<C: Config> Path<C> {
+    /// A cursor over the whole tree whose root and root shift are `root`,
+    /// its root frame starting at `start`.
+    ///
+    /// # Safety
+    ///
+    /// `root` is a live tree's.
+    unsafe fn at_root(root: Option<(NodePtr, u32)>, start: u16) -> Self {
         let mut cursor = Self {
             stack: [MaybeUninit::uninit(); MAX_LEVELS],
             depth: 0,
@@ -84,13 +94,13 @@ impl<C: Config> Cursor<C> {
             key: C::Key::MIN,
             lazy_root: None,
         };
-        if let Some((root, root_shift)) = tree.root() {
+        if let Some((root, root_shift)) = root {
             let root = unflagged::<C>(root);
             cursor.root_shift = root_shift;
             if root.is_lazy() {
                 cursor.lazy_root = Some(root);
             } else {
-                // SAFETY: the tree is live and borrowed for the cursor's life.
+                // SAFETY: the caller's contract.
                 unsafe {
                     let shift = node_shift::<C>(root, root_shift);
                     cursor.key = node_key::<C>(root, C::Key::MIN);
@@ -102,11 +112,20 @@ impl<C: Config> Cursor<C> {
     }
 
     /// A forward cursor before the first key `>= lower`.
-    fn front(tree: &RawTree<C>, lower: Option<C::Key>) -> Self {
-        let mut cursor = Self::at_root(tree, 0);
+    ///
+    /// # Safety
+    ///
+    /// `root` is a live tree's on `mem`.
+    pub(crate) unsafe fn front(
+        root: Option<(NodePtr, u32)>,
+        mem: &C::Memory,
+        lower: Option<C::Key>,
+    ) -> Self {
+        // SAFETY: the caller's contract.
+        let mut cursor = unsafe { Self::at_root(root, 0) };
         let Some(lower) = lower else { return cursor };
         if let Some(leaf) = cursor.lazy_root {
-            // SAFETY: the tree is live and borrowed for the cursor's life.
+            // SAFETY: the caller's contract.
             if unsafe { lazy_entry::<C>(leaf) }.0 < lower {
                 cursor.lazy_root = None;
             }
@@ -114,27 +133,32 @@ impl<C: Config> Cursor<C> {
             if !C::COMPRESSION.path() && lower.above(cursor.root_shift) {
                 cursor.depth = 0; // every key is below `lower`
             } else {
-                // SAFETY: the tree is live and borrowed for the cursor's life.
-                unsafe { cursor.seek_front(tree.memory(), lower) };
+                // SAFETY: the caller's contract.
+                unsafe { cursor.seek_front(mem, lower) };
             }
         }
         cursor
     }
 
     /// A backward cursor after the last key `<= upper`.
-    fn back(tree: &RawTree<C>, upper: Option<C::Key>) -> Self {
-        let mut cursor = Self::at_root(tree, END);
+    ///
+    /// # Safety
+    ///
+    /// `root` is a live tree's on `mem`.
+    unsafe fn back(root: Option<(NodePtr, u32)>, mem: &C::Memory, upper: Option<C::Key>) -> Self {
+        // SAFETY: the caller's contract.
+        let mut cursor = unsafe { Self::at_root(root, END) };
         let Some(upper) = upper else { return cursor };
         if let Some(leaf) = cursor.lazy_root {
-            // SAFETY: the tree is live and borrowed for the cursor's life.
+            // SAFETY: the caller's contract.
             if unsafe { lazy_entry::<C>(leaf) }.0 > upper {
                 cursor.lazy_root = None;
             }
         } else if cursor.depth > 0 {
             // An upper bound above the tree's reach bounds nothing.
             if C::COMPRESSION.path() || upper.root_shift() <= cursor.root_shift {
-                // SAFETY: the tree is live and borrowed for the cursor's life.
-                unsafe { cursor.seek_back(tree.memory(), upper) };
+                // SAFETY: the caller's contract.
+                unsafe { cursor.seek_back(mem, upper) };
             }
         }
         cursor
@@ -277,13 +301,42 @@ impl<C: Config> Cursor<C> {
         }
     }
 
+    /// Moves a forward path to just before the first key `>= key`,
+    /// keeping the frames whose nodes cover `key` and seeking from the
+    /// lowest of them: a seek near the path's position costs a node or two,
+    /// not a descent from the root.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Path::front`], for the tree the path was made on.
+    pub(crate) unsafe fn reseek(
+        &mut self,
+        root: Option<(NodePtr, u32)>,
+        mem: &C::Memory,
+        key: C::Key,
+    ) {
+        while self.depth > 0 {
+            let shift = self.top().shift;
+            // Bits above a frame's chunk are its node's, on every level.
+            if key.clear_below(shift) == self.key.clear_below(shift) {
+                self.key = self.key.clear_below(shift);
+                // SAFETY: the caller's contract; the frames kept are live.
+                unsafe { self.seek_front(mem, key) };
+                return;
+            }
+            self.depth -= 1;
+        }
+        // SAFETY: the caller's contract.
+        *self = unsafe { Self::front(root, mem, Some(key)) };
+    }
+
     /// The next key and its slot, forwards.
     ///
     /// # Safety
     ///
     /// The tree is live on `mem` and unchanged since the cursor was made.
     #[inline]
-    unsafe fn next(&mut self, mem: &C::Memory) -> Option<(C::Key, NonNull<SlotOf<C>>)> {
+    pub(crate) unsafe fn next(&mut self, mem: &C::Memory) -> Option<(C::Key, NonNull<SlotOf<C>>)> {
         while self.depth > 0 {
             let frame = *self.top();
             // SAFETY: the frame's node is live; its slots are values at the
@@ -316,7 +369,7 @@ impl<C: Config> Cursor<C> {
     ///
     /// # Safety
     ///
-    /// As for [`Cursor::next`].
+    /// As for [`Path::next`].
     #[inline]
     unsafe fn next_back(&mut self, mem: &C::Memory) -> Option<(C::Key, NonNull<SlotOf<C>>)> {
         while self.depth > 0 {
@@ -351,227 +404,33 @@ impl<C: Config> Cursor<C> {
 /// interval; `None` once the two ends have met.
 type Remaining<K> = Option<(K, K)>;
 
-/// The shared machinery of [`Iter`] and [`Range`]: two lazy cursors and the
-/// interval between them.
-struct Walk<'a, C: Config> {
-    tree: &'a RawTree<C>,
-    front: Option<Cursor<C>>,
-    back: Option<Cursor<C>>,
+/// A double-ended walk over the keys of a tree in an interval: two lazy
+/// cursors and the interval between them. It yields each key with its
+/// value slot.
+pub(crate) struct Walk<C: Config> {
+    root: Option<(NodePtr, u32)>,
+    front: Option<Path<C>>,
+    back: Option<Path<C>>,
     remaining: Remaining<C::Key>,
 }
 
-impl<C: Config> Clone for Walk<'_, C> {
+impl<C: Config> Clone for Walk<C> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<C: Config> Copy for Walk<'_, C> {}
+impl<C: Config> Copy for Walk<C> {}
 
-impl<'a, C: Config> Walk<'a, C> {
-    fn new(tree: &'a RawTree<C>, remaining: Remaining<C::Key>) -> Self {
-        Self {
-            tree,
-            front: None,
-            back: None,
-            remaining: if tree.is_empty() { None } else { remaining },
-        }
+impl<C: Config> Walk<C> {
+    /// A walk over every key of `tree`.
+    pub(crate) fn all(tree: &RawTree<C>) -> Self {
+        Self::new(tree, Some((C::Key::MIN, C::Key::MAX)))
     }
 
-    #[inline]
-    fn next(&mut self) -> Option<(C::Key, &'a ValueOf<C>)> {
-        let (low, high) = self.remaining?;
-        let tree = self.tree;
-        let cursor = self
-            .front
-            .get_or_insert_with(|| Cursor::front(tree, (low != C::Key::MIN).then_some(low)));
-        // SAFETY: the tree is borrowed for 'a, so it is live and unchanged.
-        let found = unsafe { cursor.next(tree.memory()) };
-        match found {
-            Some((key, slot)) if key <= high => {
-                self.remaining = key.checked_next().filter(|&k| k <= high).map(|k| (k, high));
-                // SAFETY: as above; the value lives as long as the borrow.
-                Some((key, unsafe { LayoutOf::<C>::get(slot, tree.memory()) }))
-            }
-            _ => {
-                self.remaining = None;
-                None
-            }
-        }
-    }
-
-    #[inline]
-    fn next_back(&mut self) -> Option<(C::Key, &'a ValueOf<C>)> {
-        let (low, high) = self.remaining?;
-        let tree = self.tree;
-        let cursor = self
-            .back
-            .get_or_insert_with(|| Cursor::back(tree, (high != C::Key::MAX).then_some(high)));
-        // SAFETY: the tree is borrowed for 'a, so it is live and unchanged.
-        let found = unsafe { cursor.next_back(tree.memory()) };
-        match found {
-            Some((key, slot)) if key >= low => {
-                self.remaining = key.checked_prev().filter(|&k| k >= low).map(|k| (low, k));
-                // SAFETY: as above; the value lives as long as the borrow.
-                Some((key, unsafe { LayoutOf::<C>::get(slot, tree.memory()) }))
-            }
-            _ => {
-                self.remaining = None;
-                None
-            }
-        }
-    }
-}
-
-/// An iterator over a tree's entries in ascending key order.
-///
-/// Made by `iter()`; yields `(key, &value)` and runs from either end.
-pub struct Iter<'a, C: Config> {
-    walk: Walk<'a, C>,
-    len: usize,
-}
-
-impl<'a, C: Config> Iterator for Iter<'a, C> {
-    type Item = (C::Key, &'a ValueOf<C>);
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        let item = self.walk.next()?;
-        self.len -= 1;
-        Some(item)
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.len, Some(self.len))
-    }
-
-    fn last(mut self) -> Option<Self::Item> {
-        self.next_back()
-    }
-}
-
-impl<C: Config> DoubleEndedIterator for Iter<'_, C> {
-    #[inline]
-    fn next_back(&mut self) -> Option<Self::Item> {
-        let item = self.walk.next_back()?;
-        self.len -= 1;
-        Some(item)
-    }
-}
-
-impl<C: Config> ExactSizeIterator for Iter<'_, C> {}
-impl<C: Config> FusedIterator for Iter<'_, C> {}
-
-impl<C: Config> Clone for Iter<'_, C> {
-    fn clone(&self) -> Self {
-        Self {
-            walk: self.walk,
-            len: self.len,
-        }
-    }
-}
-
-/// An iterator over the entries whose keys lie in a range, ascending.
-///
-/// Made by `range()`; yields `(key, &value)` and runs from either end.
-pub struct Range<'a, C: Config> {
-    walk: Walk<'a, C>,
-}
-
-impl<'a, C: Config> Iterator for Range<'a, C> {
-    type Item = (C::Key, &'a ValueOf<C>);
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        self.walk.next()
-    }
-
-    fn last(mut self) -> Option<Self::Item> {
-        self.next_back()
-    }
-}
-
-impl<C: Config> DoubleEndedIterator for Range<'_, C> {
-    #[inline]
-    fn next_back(&mut self) -> Option<Self::Item> {
-        self.walk.next_back()
-    }
-}
-
-impl<C: Config> FusedIterator for Range<'_, C> {}
-
-impl<C: Config> Clone for Range<'_, C> {
-    fn clone(&self) -> Self {
-        Self { walk: self.walk }
-    }
-}
-
-/// An iterator over a tree's keys, ascending. Made by `keys()`.
-pub struct Keys<'a, C: Config>(Iter<'a, C>);
-
-impl<C: Config> Iterator for Keys<'_, C> {
-    type Item = C::Key;
-
-    #[inline]
-    fn next(&mut self) -> Option<C::Key> {
-        self.0.next().map(|(k, _)| k)
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.0.size_hint()
-    }
-}
-
-impl<C: Config> DoubleEndedIterator for Keys<'_, C> {
-    #[inline]
-    fn next_back(&mut self) -> Option<C::Key> {
-        self.0.next_back().map(|(k, _)| k)
-    }
-}
-
-impl<C: Config> ExactSizeIterator for Keys<'_, C> {}
-impl<C: Config> FusedIterator for Keys<'_, C> {}
-
-/// An iterator over a tree's values, in ascending key order. Made by
-/// `values()`.
-pub struct Values<'a, C: Config>(Iter<'a, C>);
-
-impl<'a, C: Config> Iterator for Values<'a, C> {
-    type Item = &'a ValueOf<C>;
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        self.0.next().map(|(_, v)| v)
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.0.size_hint()
-    }
-}
-
-impl<C: Config> DoubleEndedIterator for Values<'_, C> {
-    #[inline]
-    fn next_back(&mut self) -> Option<Self::Item> {
-        self.0.next_back().map(|(_, v)| v)
-    }
-}
-
-impl<C: Config> ExactSizeIterator for Values<'_, C> {}
-impl<C: Config> FusedIterator for Values<'_, C> {}
-
-impl<C: Config> RawTree<C> {
-    /// The entries in ascending key order.
-    pub fn iter(&self) -> Iter<'_, C> {
-        Iter {
-            walk: Walk::new(self, Some((C::Key::MIN, C::Key::MAX))),
-            len: self.len(),
-        }
-    }
-
-    /// The entries whose keys lie in `range`, in ascending key order. A
-    /// range whose start lies after its end is empty (where `BTreeMap`
-    /// panics).
-    pub fn range<R: RangeBounds<C::Key>>(&self, range: R) -> Range<'_, C> {
+    /// A walk over the keys of `tree` in `range`. A range whose start lies
+    /// after its end is empty.
+    pub(crate) fn range<R: RangeBounds<C::Key>>(tree: &RawTree<C>, range: R) -> Self {
         let low = match range.start_bound() {
             Bound::Included(&k) => Some(k),
             Bound::Excluded(&k) => k.checked_next(),
@@ -586,37 +445,72 @@ impl<C: Config> RawTree<C> {
             (Some(low), Some(high)) if low <= high => Some((low, high)),
             _ => None,
         };
-        Range {
-            walk: Walk::new(self, remaining),
+        Self::new(tree, remaining)
+    }
+
+    fn new(tree: &RawTree<C>, remaining: Remaining<C::Key>) -> Self {
+        Self {
+            root: tree.root(),
+            front: None,
+            back: None,
+            remaining: if tree.is_empty() { None } else { remaining },
         }
     }
 
-    /// The keys in ascending order.
-    pub fn keys(&self) -> Keys<'_, C> {
-        Keys(self.iter())
+    /// The next key forwards and its value slot.
+    ///
+    /// # Safety
+    ///
+    /// The tree the walk was made from is live on `mem`, and has not
+    /// changed since (values may have, and may have been moved out of the
+    /// slots already produced).
+    #[inline]
+    pub(crate) unsafe fn next(&mut self, mem: &C::Memory) -> Option<(C::Key, NonNull<SlotOf<C>>)> {
+        let (low, high) = self.remaining?;
+        let root = self.root;
+        let cursor = self.front.get_or_insert_with(|| {
+            // SAFETY: the caller's contract.
+            unsafe { Path::front(root, mem, (low != C::Key::MIN).then_some(low)) }
+        });
+        // SAFETY: the caller's contract.
+        match unsafe { cursor.next(mem) } {
+            Some((key, slot)) if key <= high => {
+                self.remaining = key.checked_next().filter(|&k| k <= high).map(|k| (k, high));
+                Some((key, slot))
+            }
+            _ => {
+                self.remaining = None;
+                None
+            }
+        }
     }
 
-    /// The values in ascending key order.
-    pub fn values(&self) -> Values<'_, C> {
-        Values(self.iter())
-    }
-
-    /// The entry with the smallest key.
-    pub fn first_key_value(&self) -> Option<(C::Key, &ValueOf<C>)> {
-        self.iter().next()
-    }
-
-    /// The entry with the largest key.
-    pub fn last_key_value(&self) -> Option<(C::Key, &ValueOf<C>)> {
-        self.iter().next_back()
-    }
-}
-
-impl<'a, C: Config> IntoIterator for &'a RawTree<C> {
-    type Item = (C::Key, &'a ValueOf<C>);
-    type IntoIter = Iter<'a, C>;
-
-    fn into_iter(self) -> Iter<'a, C> {
-        self.iter()
+    /// The next key backwards and its value slot.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Walk::next`].
+    #[inline]
+    pub(crate) unsafe fn next_back(
+        &mut self,
+        mem: &C::Memory,
+    ) -> Option<(C::Key, NonNull<SlotOf<C>>)> {
+        let (low, high) = self.remaining?;
+        let root = self.root;
+        let cursor = self.back.get_or_insert_with(|| {
+            // SAFETY: the caller's contract.
+            unsafe { Path::back(root, mem, (high != C::Key::MAX).then_some(high)) }
+        });
+        // SAFETY: the caller's contract.
+        match unsafe { cursor.next_back(mem) } {
+            Some((key, slot)) if key >= low => {
+                self.remaining = key.checked_prev().filter(|&k| k >= low).map(|k| (low, k));
+                Some((key, slot))
+            }
+            _ => {
+                self.remaining = None;
+                None
+            }
+        }
     }
 }

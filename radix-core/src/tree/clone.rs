@@ -1,0 +1,1008 @@
+//! `Clone` for local trees: a structural copy, node by node.
+//!
+//! Inserting every key into a new tree would rebuild the same shape (the
+//! structure is canonical) but pay a descent per key, grow each node
+//! through its classes and leave the nodes it grew out of behind in the
+//! slabs. The copy instead walks the source, parents before children, and
+//! gives each node and lazy leaf a *twin* from the same pool of an empty
+//! back end with the source's options ([`LocalMemory::empty_like`]). The
+//! clone has the source's classes, height, length and `stats()`, in as few
+//! slab blocks as its nodes need, and an empty insert hint.
+//!
+//! A twin starts as a byte copy of its original's whole pool object: with
+//! path compression the prefix word in front, then header, index (node48's
+//! map and bits, node256's bitmap), chunks and slots; for a lazy leaf, its
+//! key and slot. Then every slot that refers to something is rewritten: a
+//! child slot to the child's twin, tagged as the original reference is
+//! (kind, lazy bit, skipped-bytes flag), and a value slot, in a last-level
+//! node or a lazy leaf, to a clone of its value made in the copy's memory
+//! ([`CloneLayout::clone_slot`]).
+//!
+//! A value's `clone` may panic. The copy is built inside a guard,
+//! [`Partial`], that owns its memory. Values are cloned in key order, each
+//! after the link to its node is written, so the clones made so far are
+//! the copy's first values in key order, reached through twins alone. On
+//! unwinding the guard drops exactly those, and its memory then frees every
+//! block. The slots after them still hold byte copies of the source's
+//! slots and are neither dropped nor followed; the source is only read.
+
+use super::*;
+use crate::value::CloneLayout;
+
+impl<C: Config<Memory = LocalMemory>> Clone for RawTree<C>
+where
+    C::Layout: CloneLayout,
+{
+    /// A structural copy: the same nodes, in memory with the same options,
+    /// holding clones of the values (see the module docs).
+    fn clone(&self) -> Self {
+        let mut copy = Partial::<C> {
+            mem: self.mem.empty_like(),
+            root: None,
+            root_shift: self.root_shift,
+            cloned: 0,
+        };
+        if let Some(root) = self.root {
+            // SAFETY: `root` is this live tree's root at `root_shift`; the
+            // borrow of `self` keeps the tree unchanged while it is copied.
+            unsafe { copy.copy_tree(&self.mem, resolve(&self.mem, root)) };
+        }
+        let (root, mem) = copy.finish();
+        // SAFETY: a finished copy: the source's nodes, height and values,
+        // on `mem` (or nothing, for an empty source).
+        unsafe { Self::from_parts(root, self.root_shift, self.len, mem) }
+    }
+}
+
+/// A copy being built, and what a panic while building it must undo.
+struct Partial<C: Config<Memory = LocalMemory>> {
+    /// The copy's memory; dropping it frees every block and arena.
+    mem: LocalMemory,
+    /// The root's twin, once it is made.
+    root: Option<RefOf<C>>,
+    root_shift: u32,
+    /// How many values have been cloned: the copy's first ones in key
+    /// order, every link on the way to them already written.
+    cloned: usize,
+}
+
+impl<C: Config<Memory = LocalMemory>> Partial<C>
+where
+    C::Layout: CloneLayout,
+{
+    /// Copies the tree whose root node is `root`, as the root field names it.
+    ///
+    /// # Safety
+    ///
+    /// `root` is the root of a live tree of configuration `C` on `src`, at
+    /// `self.root_shift`, unchanged while this runs; `self` is empty.
+    unsafe fn copy_tree(&mut self, src: &LocalMemory, root: NodePtr) {
+        let sizes = Pools::<C>::specs().0.map(|spec| spec.size);
+        // SAFETY: the caller's contract: a live root at `root_shift`.
+        let (twin, shift) = unsafe { self.twin(&sizes, root, self.root_shift) };
+        self.root = Some(stored(&self.mem, twin));
+        let (node, twin) = (unflagged::<C>(root), unflagged::<C>(twin));
+        if node.is_lazy() || shift == 0 {
+            // SAFETY: `twin` is the linked twin of `node`, which holds values.
+            unsafe { self.clone_values(src, node, twin) };
+            return;
+        }
+        // Frames: an inner node, its twin, the walk position, its shift.
+        let mut stack = [(node, twin, 0u16, shift); MAX_LEVELS];
+        let mut depth = 1;
+        while depth > 0 {
+            let (node, twin, pos, shift) = stack[depth - 1];
+            // SAFETY: the source is live; inner slots are child references.
+            let Some(e) = (unsafe { entry_at::<RefOf<C>>(node, pos) }) else {
+                depth -= 1;
+                continue;
+            };
+            stack[depth - 1].2 = e.next;
+            // SAFETY: as above; the child's first chunk is the one below
+            // `shift`; `e.slot` is a slot of `node`, and `twin` a copy of
+            // `node`, so the counterpart slot lies in `twin`.
+            let (child, child_twin, child_shift) = unsafe {
+                let child = resolve(src, e.slot.read());
+                let (child_twin, child_shift) = self.twin(&sizes, child, shift - SPAN);
+                twin_slot(node, twin, e.slot).write(stored(&self.mem, child_twin));
+                (child, child_twin, child_shift)
+            };
+            let (child, child_twin) = (unflagged::<C>(child), unflagged::<C>(child_twin));
+            if child.is_lazy() || child_shift == 0 {
+                // SAFETY: the linked twin of a live lazy leaf or last-level
+                // node.
+                unsafe { self.clone_values(src, child, child_twin) };
+            } else {
+                // A descent has at most `MAX_LEVELS - 1` inner levels.
+                stack[depth] = (child, child_twin, 0, child_shift);
+                depth += 1;
+            }
+        }
+    }
+
+    /// A twin of `node` (as a reference names it: with path compression,
+    /// possibly flagged): a fresh object from the same pool holding a copy
+    /// of its whole object, tagged the same way. Also returns the node's
+    /// shift (`start` for a lazy leaf).
+    ///
+    /// # Safety
+    ///
+    /// `node` is a live node or lazy leaf of a tree of configuration `C`
+    /// whose parent's chunk is the one above `start` (or which is the root
+    /// at `start`), and `sizes` are `C`'s pool sizes.
+    unsafe fn twin(
+        &mut self,
+        sizes: &[usize; MAX_POOLS],
+        node: NodePtr,
+        start: u32,
+    ) -> (NodePtr, u32) {
+        let flag = flagged::<C>(node);
+        let node = unflagged::<C>(node);
+        if node.is_lazy() {
+            let pool = Pools::<C>::lazy();
+            let twin = self.mem.alloc_node(pool);
+            // SAFETY: a lazy leaf is the whole object of its pool's size;
+            // the twin is a fresh object of that pool.
+            unsafe { twin.copy_from_nonoverlapping(node.addr(), sizes[pool]) };
+            return (NodePtr::lazy(twin), start);
+        }
+        // SAFETY: the caller's contract: a live node placed at `start`.
+        let (shift, class) = unsafe { (node_shift::<C>(node, start), node::class(node.addr())) };
+        let pool = Pools::<C>::at(class, shift);
+        let object = self.mem.alloc_node(pool);
+        // SAFETY: a node's pool object starts `PREFIX` bytes before it and
+        // is its pool's size (`free_node` frees it so); the twin is a fresh
+        // object of the same pool, disjoint from it.
+        let twin = unsafe {
+            let original = node.addr().byte_sub(Pools::<C>::PREFIX);
+            object.copy_from_nonoverlapping(original, sizes[pool]);
+            object.byte_add(Pools::<C>::PREFIX)
+        };
+        let twin = NodePtr::new(twin, node.kind());
+        (if flag { twin.with_prefixed(true) } else { twin }, shift)
+    }
+
+    /// Clones the values of `node`, a lazy leaf or a last-level node, into
+    /// its twin, in key order, counting each once its slot is written.
+    ///
+    /// # Safety
+    ///
+    /// `node` is live on `src` and `twin` its linked twin.
+    unsafe fn clone_values(&mut self, src: &LocalMemory, node: NodePtr, twin: NodePtr) {
+        // SAFETY: the caller's contract: slots of live values of `src`, and
+        // their counterparts in a twin of the same layout. A write only
+        // replaces a byte copy, which owned nothing.
+        unsafe {
+            if node.is_lazy() {
+                let slot = lazy::slot::<SlotOf<C>>(node.addr());
+                let Ok(value) = LayoutOf::<C>::clone_slot(slot, src, &mut self.mem);
+                lazy::slot::<SlotOf<C>>(twin.addr()).write(value);
+                self.cloned += 1;
+                return;
+            }
+            let mut pos = 0;
+            while let Some(e) = entry_at::<SlotOf<C>>(node, pos) {
+                let Ok(value) = LayoutOf::<C>::clone_slot(e.slot, src, &mut self.mem);
+                twin_slot(node, twin, e.slot).write(value);
+                self.cloned += 1;
+                pos = e.next;
+            }
+        }
+    }
+}
+
+impl<C: Config<Memory = LocalMemory>> Partial<C> {
+    /// The finished copy's root and memory. The guard is disarmed.
+    fn finish(mut self) -> (Option<RefOf<C>>, LocalMemory) {
+        self.cloned = 0;
+        let mem = core::mem::replace(&mut self.mem, LocalMemory::with_pools(&[]));
+        (self.root, mem)
+    }
+
+    /// Drops the first `self.cloned` values of the copy in key order,
+    /// walking it as [`Self::copy_tree`] built it and stopping after them.
+    ///
+    /// # Safety
+    ///
+    /// `root` is the copy's root, the first `self.cloned` values in key
+    /// order are clones made on `self.mem`, and every link on the way to
+    /// them is written; they are not used again.
+    unsafe fn drop_cloned(&mut self, root: NodePtr) {
+        let mut left = self.cloned;
+        // SAFETY: the caller's contract: the root's twin is a live copy.
+        let shift = unsafe { node_shift::<C>(root, self.root_shift) };
+        if root.is_lazy() || shift == 0 {
+            // SAFETY: as above; at least one value is to be dropped.
+            unsafe { self.drop_values(root, &mut left) };
+            return;
+        }
+        let mut stack = [(root, 0u16, shift); MAX_LEVELS];
+        let mut depth = 1;
+        while depth > 0 && left > 0 {
+            let (node, pos, shift) = stack[depth - 1];
+            // SAFETY: the twins reached are copies of live nodes; since
+            // values are left to drop, the next link in key order is one
+            // to a twin (the caller's contract).
+            unsafe {
+                let Some(e) = entry_at::<RefOf<C>>(node, pos) else {
+                    depth -= 1;
+                    continue;
+                };
+                stack[depth - 1].1 = e.next;
+                let child = follow::<C>(&self.mem, e.slot.read());
+                let child_shift = node_shift::<C>(child, shift - SPAN);
+                if child.is_lazy() || child_shift == 0 {
+                    self.drop_values(child, &mut left);
+                } else {
+                    stack[depth] = (child, 0, child_shift);
+                    depth += 1;
+                }
+            }
+        }
+    }
+
+    /// Drops the values of `node`, a lazy leaf or last-level twin, in key
+    /// order until `left` is zero, counting them down.
+    ///
+    /// # Safety
+    ///
+    /// `left > 0`, and `node`'s first `left` values (or all of them) are
+    /// clones on `self.mem`, not used again.
+    unsafe fn drop_values(&mut self, node: NodePtr, left: &mut usize) {
+        // SAFETY: the caller's contract; each slot is dropped once.
+        unsafe {
+            if node.is_lazy() {
+                LayoutOf::<C>::drop_slot(lazy::slot::<SlotOf<C>>(node.addr()), &mut self.mem);
+                *left -= 1;
+                return;
+            }
+            let mut pos = 0;
+            while *left > 0 {
+                let Some(e) = entry_at::<SlotOf<C>>(node, pos) else {
+                    return;
+                };
+                LayoutOf::<C>::drop_slot(e.slot, &mut self.mem);
+                *left -= 1;
+                pos = e.next;
+            }
+        }
+    }
+}
+
+impl<C: Config<Memory = LocalMemory>> Drop for Partial<C> {
+    /// If a value's `clone` panicked (the guard was not disarmed by
+    /// [`Partial::finish`]): drops the clones made so far; the memory,
+    /// dropped next, frees the blocks.
+    fn drop(&mut self) {
+        if let (Some(root), true) = (self.root, self.cloned > 0) {
+            let root = follow::<C>(&self.mem, root);
+            // SAFETY: `cloned` counts the values cloned so far, the first in
+            // key order, each after the links leading to it were written.
+            unsafe { self.drop_cloned(root) };
+        }
+    }
+}
+
+/// The slot of `twin` at the place `slot` has in `node`.
+///
+/// # Safety
+///
+/// `slot` is a slot of `node`, and `twin` a copy of `node` of its size.
+#[inline(always)]
+unsafe fn twin_slot<S>(node: NodePtr, twin: NodePtr, slot: NonNull<S>) -> NonNull<S> {
+    let offset = slot.addr().get() - node.addr().addr().get();
+    // SAFETY: the caller's contract: the offset lies inside the twin.
+    unsafe { twin.addr().byte_add(offset).cast() }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Sized for Miri: a few hundred keys per tree there, a few thousand
+    //! otherwise. Every test checks the clone with `verify()` and against
+    //! its source; values that count their owners (`Rc`) show each value
+    //! dropped exactly once, and Miri shows no leak and no double free.
+
+    use std::cell::Cell;
+    use std::collections::BTreeMap;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::rc::{Rc, Weak};
+
+    use crate::mem::LocalMemory;
+    use crate::value::{
+        Auto, CloneLayout, Inline, Leaf, MutableLayout, ValueLayout, VarBytes, Varlen, Word,
+    };
+    use crate::{Compression, Config, Key, Kind, RawTree, SizeClasses, Stats};
+
+    macro_rules! config {
+        ($name:ident, $key:ty, $layout:ty, $classes:expr, $mode:ident) => {
+            enum $name {}
+            impl Config for $name {
+                type Key = $key;
+                type Layout = $layout;
+                type Memory = LocalMemory;
+                const SIZE_CLASSES: SizeClasses = $classes;
+                const DELETE: bool = true;
+                const COMPRESSION: Compression = Compression::$mode;
+            }
+        };
+    }
+
+    const DEFAULT: SizeClasses = SizeClasses::DEFAULT;
+    /// A node4 class of one child first.
+    const ONE: SizeClasses = SizeClasses::new(&[1, 8, 32, 40, 256]);
+    /// A node4 class of three children first.
+    const THREE: SizeClasses = SizeClasses::new(&[3, 8, 32, 40, 256]);
+
+    // Every key width, one-word values.
+    config!(U8None, u8, Auto<u64>, DEFAULT, None);
+    config!(U8Full, u8, Auto<u64>, DEFAULT, Full);
+    config!(U16None, u16, Auto<u64>, DEFAULT, None);
+    config!(U32Lazy, u32, Auto<u64>, THREE, Lazy);
+    config!(U64None, u64, Auto<u64>, DEFAULT, None);
+    config!(U64Path, u64, Auto<u64>, ONE, Path);
+    // u128 keys in every compression.
+    config!(U128None, u128, Auto<u64>, DEFAULT, None);
+    config!(U128Lazy, u128, Auto<u64>, DEFAULT, Lazy);
+    config!(U128Path, u128, Auto<u64>, DEFAULT, Path);
+    config!(U128Full, u128, Auto<u64>, DEFAULT, Full);
+    config!(U128FullOne, u128, Auto<u64>, ONE, Full);
+    // Leaf, inline and varlen values.
+    config!(U16LeafLazy, u16, Leaf<String>, DEFAULT, Lazy);
+    config!(U64LeafNone, u64, Leaf<String>, THREE, None);
+    config!(U128InlinePath, u128, Inline<[u32; 5]>, THREE, Path);
+    config!(U32InlineNone, u32, Inline<[u32; 5]>, ONE, None);
+    config!(U32VarlenNone, u32, Varlen<VarBytes>, DEFAULT, None);
+    config!(U128VarlenFull, u128, Varlen<VarBytes>, THREE, Full);
+    // Values that count their owners, embedded, in leaves and inline.
+    config!(U64TrackedLeaf, u64, Leaf<Tracked>, DEFAULT, None);
+    config!(U32TrackedLazy, u32, Auto<Tracked>, ONE, Lazy);
+    config!(U64TrackedPath, u64, Auto<Tracked>, THREE, Path);
+    config!(U128FatFull, u128, Inline<Fat>, DEFAULT, Full);
+    config!(U16StringFull, u16, Inline<String>, THREE, Full);
+
+    // ------------------------------------------------------------ values
+
+    thread_local! {
+        /// Clones of a `Tracked` left before one panics; 0 for never.
+        static FUSE: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// A one-word value whose `Rc` counts the trees holding it, and whose
+    /// `clone` panics when the armed [`FUSE`] burns down.
+    #[derive(Debug, PartialEq)]
+    struct Tracked(Rc<u64>);
+
+    impl Clone for Tracked {
+        fn clone(&self) -> Self {
+            FUSE.with(|fuse| match fuse.get() {
+                0 => {}
+                1 => {
+                    fuse.set(0);
+                    panic!("clone fuse burnt at value {}", self.0);
+                }
+                n => fuse.set(n - 1),
+            });
+            Tracked(Rc::clone(&self.0))
+        }
+    }
+
+    /// A three-word tracked value, for the inline layout.
+    #[derive(Clone, Debug, PartialEq)]
+    struct Fat {
+        pad: [u64; 2],
+        tracked: Tracked,
+    }
+
+    /// Values made from a tag.
+    trait Make {
+        fn make(tag: u64) -> Self;
+    }
+
+    impl Make for u64 {
+        fn make(tag: u64) -> Self {
+            tag
+        }
+    }
+
+    impl Make for String {
+        fn make(tag: u64) -> Self {
+            format!("value {tag:x}")
+        }
+    }
+
+    impl Make for [u32; 5] {
+        fn make(tag: u64) -> Self {
+            [tag as u32, (tag >> 32) as u32, !tag as u32, 7, 9]
+        }
+    }
+
+    impl Make for Tracked {
+        fn make(tag: u64) -> Self {
+            Tracked(Rc::new(tag))
+        }
+    }
+
+    impl Make for Fat {
+        fn make(tag: u64) -> Self {
+            Fat {
+                pad: [!tag, tag.rotate_left(7)],
+                tracked: Tracked::make(tag),
+            }
+        }
+    }
+
+    /// Values whose owners are counted.
+    trait Owners {
+        fn rc(&self) -> &Rc<u64>;
+    }
+
+    impl Owners for Tracked {
+        fn rc(&self) -> &Rc<u64> {
+            &self.0
+        }
+    }
+
+    impl Owners for Fat {
+        fn rc(&self) -> &Rc<u64> {
+            &self.tracked.0
+        }
+    }
+
+    /// One interface over the layouts under test.
+    trait Fill: ValueLayout {
+        /// Stores the value of `tag` under `k`.
+        fn put<C: Config<Layout = Self, Memory = LocalMemory>>(
+            t: &mut RawTree<C>,
+            k: C::Key,
+            tag: u64,
+        );
+        /// Whether `v` is the value of `tag`.
+        fn is(v: &Self::Value, tag: u64) -> bool;
+    }
+
+    impl<V: Make + PartialEq, const E: bool> Fill for Word<V, E> {
+        fn put<C: Config<Layout = Self, Memory = LocalMemory>>(
+            t: &mut RawTree<C>,
+            k: C::Key,
+            tag: u64,
+        ) {
+            t.insert(k, V::make(tag));
+        }
+        fn is(v: &V, tag: u64) -> bool {
+            *v == V::make(tag)
+        }
+    }
+
+    impl<V: Make + PartialEq> Fill for Inline<V> {
+        fn put<C: Config<Layout = Self, Memory = LocalMemory>>(
+            t: &mut RawTree<C>,
+            k: C::Key,
+            tag: u64,
+        ) {
+            t.insert(k, V::make(tag));
+        }
+        fn is(v: &V, tag: u64) -> bool {
+            *v == V::make(tag)
+        }
+    }
+
+    /// Tags make byte strings of 0 to 19 bytes: embedded up to 7, leaves
+    /// beyond.
+    fn var_bytes(tag: u64) -> Vec<u8> {
+        (0..tag % 20).map(|i| (tag ^ i) as u8).collect()
+    }
+
+    impl Fill for Varlen<VarBytes> {
+        fn put<C: Config<Layout = Self, Memory = LocalMemory>>(
+            t: &mut RawTree<C>,
+            k: C::Key,
+            tag: u64,
+        ) {
+            t.insert(k, &VarBytes::new(&var_bytes(tag)).unwrap());
+        }
+        fn is(v: &VarBytes, tag: u64) -> bool {
+            v.as_bytes() == var_bytes(tag)
+        }
+    }
+
+    // ------------------------------------------------------------ keys
+
+    /// The key of width `K` holding the low bits of `x`.
+    fn key<K: Key>(x: u128) -> K {
+        let mut k = K::MIN;
+        let mut shift = 0;
+        while shift < K::BITS {
+            k = k.with_chunk(shift, (x >> shift) as u8);
+            shift += 8;
+        }
+        k
+    }
+
+    /// `k` as a `u128`.
+    fn wide<K: Key>(k: K) -> u128 {
+        let mut x = 0u128;
+        let mut shift = 0;
+        while shift < K::BITS {
+            x |= u128::from(k.chunk(shift)) << shift;
+            shift += 8;
+        }
+        x
+    }
+
+    /// The splitmix64 generator, seeded so every failure reproduces.
+    struct SplitMix64(u64);
+
+    impl SplitMix64 {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        fn next_u128(&mut self) -> u128 {
+            (u128::from(self.next()) << 64) | u128::from(self.next())
+        }
+    }
+
+    /// `full` normally, `small` under Miri.
+    fn scaled(full: usize, small: usize) -> usize {
+        if cfg!(miri) {
+            small
+        } else {
+            full
+        }
+    }
+
+    /// Keys of `C` making every shape: a dense run of `n / 2` (full
+    /// last-level nodes), a stride (a wide inner node), random keys (lazy
+    /// leaves, long skipped prefixes), clusters under random prefixes
+    /// (nodes that skip bytes), and a ladder of last-level and inner nodes
+    /// of 1 to 35 entries (with the dense run, every class of every class
+    /// list under test).
+    fn mixed_keys<C: Config>(n: usize, seed: u64) -> Vec<u128> {
+        let max = wide(C::Key::MAX);
+        let mut rng = SplitMix64(seed);
+        let mut keys: Vec<u128> = (0..n as u128 / 2).collect();
+        keys.extend((0..n as u128 / 8).map(|i| (i << 8) | 7));
+        keys.extend((0..n / 4).map(|_| rng.next_u128()));
+        for cluster in 0..4u128 {
+            let prefix = rng.next_u128() & !0xFFFF;
+            let size = (n as u128 / 32) << cluster;
+            keys.extend((0..size).map(|j| prefix | (j * 37 % 0x1_0000)));
+        }
+        for (rung, count) in [1u128, 3, 5, 20, 35].into_iter().enumerate() {
+            let rung = rung as u128;
+            keys.extend((0..count).map(|j| ((0xA0 + rung) << 16) | (j << 8) | 3));
+            keys.extend((0..count).map(|j| ((0xC0 + rung) << 16) | (j * 5)));
+        }
+        let mut keys: Vec<u128> = keys.into_iter().map(|k| k & max).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    /// The tag of key `k`.
+    fn tag(k: u128) -> u64 {
+        (k as u64) ^ ((k >> 64) as u64).rotate_left(17) ^ 0x5EED
+    }
+
+    /// A tree holding `keys`, each with the value of its tag.
+    fn build<C: Config<Memory = LocalMemory>>(keys: &[u128]) -> RawTree<C>
+    where
+        C::Layout: Fill,
+    {
+        let mut t = RawTree::<C>::new();
+        for &k in keys {
+            <C::Layout as Fill>::put(&mut t, key(k), tag(k));
+        }
+        t.verify().unwrap();
+        assert_eq!(t.len(), keys.len());
+        t
+    }
+
+    // ------------------------------------------------------------ checks
+
+    /// `t`'s stats without its memory, which a clone may hold less of.
+    fn shape<C: Config>(t: &RawTree<C>) -> Stats {
+        Stats {
+            memory_bytes: 0,
+            ..t.stats()
+        }
+    }
+
+    /// Clones `t` and checks the clone: verified, equal entry for entry,
+    /// the same shape, every value its own (at another address), no more
+    /// memory, and a clone of the clone as small as the clone.
+    fn check_clone<C: Config<Memory = LocalMemory>>(t: &RawTree<C>) -> RawTree<C>
+    where
+        C::Layout: CloneLayout,
+        <C::Layout as ValueLayout>::Value: PartialEq,
+    {
+        let c = t.clone();
+        c.verify().unwrap();
+        assert_eq!(c.len(), t.len());
+        assert_eq!(c.height(), t.height());
+        assert!(c.iter().eq(t.iter()), "the clone's entries differ");
+        for ((_, a), (_, b)) in c.iter().zip(t.iter()) {
+            let (a, b): (*const _, *const _) = (a, b);
+            assert!(!core::ptr::addr_eq(a, b), "a value shared with the source");
+        }
+        assert_eq!(shape(&c), shape(t));
+        assert!(c.memory_usage() <= t.memory_usage());
+        let cc = c.clone();
+        cc.verify().unwrap();
+        assert_eq!(cc.stats(), c.stats());
+        c
+    }
+
+    /// Whether `t` holds exactly `model`'s keys with their tags' values.
+    fn holds<C: Config<Memory = LocalMemory>>(t: &RawTree<C>, model: &BTreeMap<u128, u64>) -> bool
+    where
+        C::Layout: Fill,
+    {
+        t.len() == model.len()
+            && t.iter()
+                .zip(model)
+                .all(|((k, v), (&mk, &mt))| wide(k) == mk && <C::Layout as Fill>::is(v, mt))
+    }
+
+    /// Changes `t`: inserts in key order past its largest key (which the
+    /// insert hint serves), replacements, removals and `get_mut`, each
+    /// recorded in `model`.
+    fn change<C: Config<Memory = LocalMemory>>(
+        t: &mut RawTree<C>,
+        model: &mut BTreeMap<u128, u64>,
+        salt: u64,
+    ) where
+        C::Layout: Fill + MutableLayout,
+        <C::Layout as ValueLayout>::Value: Make + Sized,
+    {
+        let max = wide(C::Key::MAX);
+        let last = *model.keys().next_back().unwrap();
+        for i in 1..=20u128 {
+            if let Some(k) = last.checked_add(i * u128::from(salt)).filter(|&k| k <= max) {
+                <C::Layout as Fill>::put(t, key(k), tag(k) ^ salt);
+                model.insert(k, tag(k) ^ salt);
+            }
+        }
+        let some: Vec<u128> = model.keys().copied().step_by(3).collect();
+        for (i, &k) in some.iter().enumerate() {
+            match i % 3 {
+                0 => {
+                    <C::Layout as Fill>::put(t, key(k), tag(k) ^ salt);
+                    model.insert(k, tag(k) ^ salt);
+                }
+                1 => {
+                    t.remove(key(k));
+                    model.remove(&k);
+                }
+                _ => {
+                    *t.get_mut(key(k)).unwrap() = Make::make(!tag(k) ^ salt);
+                    model.insert(k, !tag(k) ^ salt);
+                }
+            }
+        }
+        t.verify().unwrap();
+        assert!(holds(t, model), "the changed tree");
+    }
+
+    /// Clones a tree of `keys`, then changes the clone and the source in
+    /// turn ([`change`]), each change seen by one tree only.
+    fn check_independent<C: Config<Memory = LocalMemory>>(keys: &[u128])
+    where
+        C::Layout: Fill + CloneLayout + MutableLayout,
+        <C::Layout as ValueLayout>::Value: PartialEq + Make + Sized,
+    {
+        let mut t = build::<C>(keys);
+        let mut model: BTreeMap<u128, u64> = keys.iter().map(|&k| (k, tag(k))).collect();
+        let mut c = check_clone(&t);
+        let mut c_model = model.clone();
+        change(&mut c, &mut c_model, 1);
+        t.verify().unwrap();
+        assert!(
+            holds(&t, &model),
+            "a change to the clone reached the source"
+        );
+        change(&mut t, &mut model, 2);
+        c.verify().unwrap();
+        assert!(
+            holds(&c, &c_model),
+            "a change to the source reached the clone"
+        );
+    }
+
+    /// Clones trees of `keys` whose values count their owners: clones
+    /// dropped before and after their source, and clones that panic on
+    /// their first, middle and last value. Every value ends with exactly
+    /// its source's owner, and none outlives its last tree.
+    fn check_drops<C: Config<Memory = LocalMemory>>(keys: &[u128])
+    where
+        C::Layout: Fill + CloneLayout,
+        <C::Layout as ValueLayout>::Value: PartialEq + Owners,
+    {
+        let owners = |t: &RawTree<C>, n: usize| t.values().all(|v| Rc::strong_count(v.rc()) == n);
+        let t = build::<C>(keys);
+        let weak: Vec<Weak<u64>> = t.values().map(|v| Rc::downgrade(v.rc())).collect();
+        // A clone dropped before its source.
+        let c = check_clone(&t);
+        assert!(owners(&t, 2));
+        drop(c);
+        assert!(owners(&t, 1));
+        t.verify().unwrap();
+        // A clone whose value panics part of the way: the source is whole.
+        for fuse in [1, keys.len().div_ceil(2), keys.len()] {
+            FUSE.with(|f| f.set(fuse));
+            let result = catch_unwind(AssertUnwindSafe(|| t.clone()));
+            assert!(result.is_err(), "the fuse at {fuse} did not burn");
+            assert_eq!(FUSE.with(Cell::get), 0);
+            t.verify().unwrap();
+            assert!(owners(&t, 1), "a clone outlived its panic (fuse {fuse})");
+            assert!(t
+                .values()
+                .zip(&weak)
+                .all(|(v, w)| Rc::ptr_eq(v.rc(), &w.upgrade().unwrap())));
+        }
+        // A fuse past the last value does not burn.
+        FUSE.with(|f| f.set(keys.len() + 1));
+        let c = t.clone();
+        FUSE.with(|f| f.set(0));
+        assert!(owners(&t, 2) && owners(&c, 2));
+        // A clone dropped after its source.
+        drop(t);
+        c.verify().unwrap();
+        assert!(owners(&c, 1));
+        drop(c);
+        assert!(weak.iter().all(|w| w.strong_count() == 0), "a value leaked");
+    }
+
+    // ------------------------------------------------------------ tests
+
+    #[test]
+    fn clone_of_an_empty_tree_is_empty() {
+        let t = RawTree::<U64None>::new();
+        let mut c = check_clone(&t);
+        assert!(c.is_empty());
+        assert_eq!(c.memory_usage(), 0);
+        c.insert(5, 6);
+        assert_eq!(c.get(5), Some(&6));
+        assert!(t.is_empty());
+        // Emptied by removals, and cleared.
+        let mut t = build::<U128Full>(&mixed_keys::<U128Full>(40, 1));
+        let keys: Vec<u128> = t.keys().collect();
+        for k in keys {
+            t.remove(k);
+        }
+        let c = check_clone(&t);
+        assert!(c.is_empty() && c.memory_usage() == 0);
+        let mut t = build::<U16LeafLazy>(&[1, 2, 300]);
+        t.clear();
+        assert!(check_clone(&t).is_empty());
+    }
+
+    #[test]
+    fn clone_of_a_single_key() {
+        fn one<C: Config<Memory = LocalMemory>>(k: u128) -> Stats
+        where
+            C::Layout: Fill + CloneLayout,
+            <C::Layout as ValueLayout>::Value: PartialEq,
+        {
+            let k = k & wide(C::Key::MAX);
+            let c = check_clone(&build::<C>(&[k]));
+            assert!(holds(&c, &BTreeMap::from([(k, tag(k))])));
+            c.stats()
+        }
+        let k = 0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210;
+        // A lazy root stands for the whole tree.
+        assert_eq!(one::<U128Lazy>(k).lazy_leaves, 1);
+        assert_eq!(one::<U128Full>(k).lazy_leaves, 1);
+        assert_eq!(one::<U128VarlenFull>(k).lazy_leaves, 1);
+        // A path-compressed root skips every byte but the last.
+        assert_eq!(one::<U128Path>(k).nodes(), 1);
+        assert_eq!(one::<U128InlinePath>(k).nodes(), 1);
+        assert_eq!(one::<U128None>(k).nodes(), 16);
+        assert_eq!(one::<U8None>(k).nodes(), 1);
+        assert_eq!(one::<U32VarlenNone>(k).leaves, 1);
+        one::<U64Path>(k);
+        one::<U16StringFull>(k);
+    }
+
+    #[test]
+    fn clone_of_a_full_u8_tree() {
+        let keys: Vec<u128> = (0..256).collect();
+        for t in [build::<U8None>(&keys), build::<U8None>(&keys[..200])] {
+            let c = check_clone(&t);
+            assert_eq!(c.stats().nodes_of_kind(Kind::N256), 1);
+            assert_eq!(c.len(), t.len());
+        }
+        let c = check_clone(&build::<U8Full>(&keys));
+        assert_eq!(c.stats().nodes(), 1);
+        check_independent::<U8None>(&keys[..250]);
+    }
+
+    #[test]
+    fn clone_of_every_key_width() {
+        let n = scaled(3000, 140);
+        check_clone(&build::<U8None>(&mixed_keys::<U8None>(n, 2)));
+        check_clone(&build::<U16None>(&mixed_keys::<U16None>(n, 3)));
+        check_clone(&build::<U32Lazy>(&mixed_keys::<U32Lazy>(n, 4)));
+        check_clone(&build::<U64None>(&mixed_keys::<U64None>(n, 5)));
+        check_clone(&build::<U64Path>(&mixed_keys::<U64Path>(n, 6)));
+        check_clone(&build::<U128None>(&mixed_keys::<U128None>(n, 7)));
+    }
+
+    #[test]
+    fn clone_of_u128_keys_in_every_compression() {
+        let n = scaled(3000, 140);
+        let keys = mixed_keys::<U128None>(n, 8);
+        let none = check_clone(&build::<U128None>(&keys)).stats();
+        let lazy = check_clone(&build::<U128Lazy>(&keys)).stats();
+        let path = check_clone(&build::<U128Path>(&keys)).stats();
+        let full = check_clone(&build::<U128Full>(&keys)).stats();
+        let one = check_clone(&build::<U128FullOne>(&keys)).stats();
+        assert_eq!(none.lazy_leaves + path.lazy_leaves, 0);
+        assert!(lazy.lazy_leaves > 0 && full.lazy_leaves > 0 && one.lazy_leaves > 0);
+        assert!(full.nodes() < path.nodes() && path.nodes() < none.nodes());
+        for stats in [none, lazy, path, full] {
+            for kind in [Kind::N4, Kind::N16, Kind::N48, Kind::N256] {
+                assert!(stats.nodes_of_kind(kind) > 0, "{stats}");
+            }
+        }
+        // Classes of one child are never used with full compression: a
+        // single key is a lazy leaf, a single child merged.
+        assert_eq!(one.nodes_of_kind(Kind::N4), 0);
+        assert!(one.classes[1..].iter().all(|c| c.inner + c.last_level > 0));
+    }
+
+    #[test]
+    fn clone_changes_are_its_own() {
+        let n = scaled(2000, 100);
+        check_independent::<U64None>(&mixed_keys::<U64None>(n, 9));
+        check_independent::<U128Lazy>(&mixed_keys::<U128Lazy>(n, 10));
+        check_independent::<U128Path>(&mixed_keys::<U128Path>(n, 11));
+        check_independent::<U128FullOne>(&mixed_keys::<U128FullOne>(n, 12));
+        check_independent::<U16LeafLazy>(&mixed_keys::<U16LeafLazy>(n, 13));
+        check_independent::<U128InlinePath>(&mixed_keys::<U128InlinePath>(n, 14));
+        check_independent::<U16StringFull>(&mixed_keys::<U16StringFull>(n, 15));
+    }
+
+    #[test]
+    fn clone_drops_every_value_once() {
+        let n = scaled(1000, 60);
+        check_drops::<U64TrackedLeaf>(&mixed_keys::<U64TrackedLeaf>(n, 16));
+        check_drops::<U32TrackedLazy>(&mixed_keys::<U32TrackedLazy>(n, 17));
+        check_drops::<U64TrackedPath>(&mixed_keys::<U64TrackedPath>(n, 18));
+        check_drops::<U128FatFull>(&mixed_keys::<U128FatFull>(n, 19));
+    }
+
+    #[test]
+    fn clone_panicking_in_a_lazy_root_or_a_single_value() {
+        check_drops::<U32TrackedLazy>(&[0xDEAD_BEEF]);
+        check_drops::<U128FatFull>(&[7]);
+        check_drops::<U64TrackedPath>(&[1 << 40]);
+        check_drops::<U64TrackedLeaf>(&[3]);
+    }
+
+    #[test]
+    fn clone_of_varlen_values_embedded_and_in_leaves() {
+        let n = scaled(2000, 100);
+        for t in [
+            build::<U32VarlenNone>(&mixed_keys::<U32VarlenNone>(n, 20)),
+            build::<U32VarlenNone>(&(0..20).collect::<Vec<_>>()),
+        ] {
+            let c = check_clone(&t);
+            let stats = c.stats();
+            assert!(stats.leaves > 0 && stats.leaves < c.len(), "{stats}");
+        }
+        let t = build::<U128VarlenFull>(&mixed_keys::<U128VarlenFull>(n, 21));
+        let c = check_clone(&t);
+        assert!(c.stats().leaves > 0 && c.stats().lazy_leaves > 0);
+        drop(t);
+        c.verify().unwrap();
+        let keys: Vec<u128> = mixed_keys::<U128VarlenFull>(n, 21);
+        let model: BTreeMap<u128, u64> = keys.iter().map(|&k| (k, tag(k))).collect();
+        assert!(holds(&c, &model));
+    }
+
+    #[test]
+    fn clone_of_inline_and_leaf_values() {
+        let n = scaled(2000, 100);
+        let c = check_clone(&build::<U32InlineNone>(&mixed_keys::<U32InlineNone>(n, 22)));
+        assert_eq!(c.stats().layout, "inline");
+        let c = check_clone(&build::<U128InlinePath>(&mixed_keys::<U128InlinePath>(
+            n, 23,
+        )));
+        assert!(c.stats().nodes_of_kind(Kind::N48) > 0);
+        let t = build::<U64LeafNone>(&mixed_keys::<U64LeafNone>(n, 24));
+        let c = check_clone(&t);
+        assert_eq!(c.stats().leaves, c.len());
+        assert_eq!(c.get(3).map(String::as_str), Some(&*String::make(tag(3))));
+    }
+
+    #[test]
+    fn clone_of_classes_from_one_and_three() {
+        let n = scaled(2000, 140);
+        let used = |stats: &Stats, class: usize| {
+            let c = stats.classes[class];
+            c.inner + c.last_level > 0
+        };
+        for (stats, first_used) in [
+            (
+                check_clone(&build::<U64Path>(&mixed_keys::<U64Path>(n, 25))).stats(),
+                true,
+            ),
+            (
+                check_clone(&build::<U32Lazy>(&mixed_keys::<U32Lazy>(n, 27))).stats(),
+                true,
+            ),
+            (
+                check_clone(&build::<U32InlineNone>(&mixed_keys::<U32InlineNone>(n, 28))).stats(),
+                true,
+            ),
+            (
+                check_clone(&build::<U128FullOne>(&mixed_keys::<U128FullOne>(n, 26))).stats(),
+                false,
+            ),
+        ] {
+            assert_eq!(used(&stats, 0), first_used, "{stats}");
+            assert!((1..stats.classes.len()).all(|c| used(&stats, c)), "{stats}");
+        }
+    }
+
+    #[test]
+    fn clone_of_a_shrunk_tree() {
+        // Removals leave nodes shrunk into smaller classes, node256 slots
+        // cleared, node48 maps with holes and lazy leaves collapsed.
+        fn shrink<C: Config<Memory = LocalMemory>>(seed: u64)
+        where
+            C::Layout: Fill + CloneLayout,
+            <C::Layout as ValueLayout>::Value: PartialEq,
+        {
+            let keys = mixed_keys::<C>(scaled(2000, 100), seed);
+            let mut t = build::<C>(&keys);
+            for &k in keys.iter().step_by(3).chain(keys.iter().skip(1).step_by(7)) {
+                t.remove(key(k));
+            }
+            t.verify().unwrap();
+            let c = check_clone(&t);
+            // The source's slabs keep room its nodes had; the clone's do not.
+            assert!(c.memory_usage() < t.memory_usage());
+        }
+        shrink::<U64None>(29);
+        shrink::<U128Full>(30);
+        shrink::<U128Path>(31);
+        shrink::<U16LeafLazy>(32);
+        shrink::<U128VarlenFull>(33);
+    }
+
+    #[test]
+    fn clone_keeps_the_memory_options() {
+        let pools = RawTree::<U32VarlenNone>::pool_specs();
+        for mem in [
+            LocalMemory::insert_only(&pools, 8 << 10),
+            LocalMemory::with_block_limit(&pools, 1 << 10),
+        ] {
+            let insert_only = mem.is_insert_only();
+            let mut t = RawTree::<U32VarlenNone>::with_memory(mem);
+            for k in mixed_keys::<U32VarlenNone>(scaled(1000, 100), 34) {
+                <Varlen<VarBytes> as Fill>::put(&mut t, k as u32, tag(k));
+            }
+            let c = check_clone(&t);
+            assert_eq!(c.memory().is_insert_only(), insert_only);
+            for pool in 0..pools.len() {
+                assert_eq!(c.memory().block_size(pool), t.memory().block_size(pool));
+            }
+        }
+    }
+
+    /// The largest trees, beyond what Miri runs in reasonable time.
+    #[test]
+    #[cfg_attr(miri, ignore)]
+    fn clone_of_large_trees() {
+        let n = 60_000;
+        check_clone(&build::<U64None>(&mixed_keys::<U64None>(n, 35)));
+        check_clone(&build::<U128Full>(&mixed_keys::<U128Full>(n, 36)));
+        check_drops::<U128FatFull>(&mixed_keys::<U128FatFull>(n / 4, 37));
+    }
+}

@@ -1,0 +1,294 @@
+//! Unit tests of the map API's unsafe paths, sized for Miri: mutable and
+//! owning iteration (values moved out of nodes that stay allocated), the
+//! entry API's slot and insert-hint reuse, bulk removal, set operations,
+//! the cursor's re-seek, and sets. Each runs every layout with drop-counted
+//! values, uncompressed and fully compressed.
+
+use std::cell::Cell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+use crate::config::Removable;
+use crate::iter::Cursor;
+use crate::mem::LocalMemory;
+use crate::tree::entry::Entry;
+use crate::value::{Auto, CloneLayout, Inline, Leaf, MutableLayout};
+use crate::{Compression, Config, RawTree, SizeClasses, TreeSet, ValueOf};
+
+/// A value that counts its live instances.
+#[derive(Debug)]
+struct Counted {
+    tag: u64,
+    live: Rc<Cell<i64>>,
+}
+
+impl Counted {
+    fn new(tag: u64, live: &Rc<Cell<i64>>) -> Self {
+        live.set(live.get() + 1);
+        Self {
+            tag,
+            live: Rc::clone(live),
+        }
+    }
+}
+
+impl Clone for Counted {
+    fn clone(&self) -> Self {
+        Self::new(self.tag, &self.live)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.live.set(self.live.get() - 1);
+        assert!(self.live.get() >= 0, "a value was dropped twice");
+    }
+}
+
+macro_rules! config {
+    ($name:ident, $key:ty, $layout:ty, $classes:expr, $compression:ident) => {
+        enum $name {}
+        impl Config for $name {
+            type Key = $key;
+            type Layout = $layout;
+            type Memory = LocalMemory;
+            const SIZE_CLASSES: SizeClasses = $classes;
+            const DELETE: bool = true;
+            const COMPRESSION: Compression = Compression::$compression;
+        }
+        impl Removable for $name {}
+    };
+}
+
+// `Counted` is two words: `Auto` puts it in a leaf; an `Rc` alone fits
+// the slot word and is embedded.
+config!(LeafU32, u32, Leaf<Counted>, SizeClasses::DEFAULT, None);
+config!(AutoU64Full, u64, Auto<Counted>, SizeClasses::DEFAULT, Full);
+config!(
+    InlineU16,
+    u16,
+    Inline<Counted>,
+    SizeClasses::new(&[3, 8, 32, 256]),
+    None
+);
+config!(EmbeddedU32, u32, Auto<Rc<()>>, SizeClasses::DEFAULT, None);
+config!(
+    InlineU128Full,
+    u128,
+    Inline<Counted>,
+    SizeClasses::DEFAULT,
+    Full
+);
+config!(SetU64, u64, Auto<()>, SizeClasses::DEFAULT, None);
+
+/// `n` distinct keys below 2^16 (every key type holds them): dense runs,
+/// which fill last-level nodes, and far keys, which split inner ones.
+fn keys(n: u64) -> Vec<u64> {
+    let mut seen = BTreeSet::new();
+    (0..n)
+        .map(|i| {
+            if i % 5 == 4 {
+                (i * 7919) % 65_536
+            } else {
+                i * 3
+            }
+        })
+        .filter(|&k| seen.insert(k))
+        .collect()
+}
+
+/// Exercises every map-API path on one configuration of `Counted` values.
+fn map_api<C>()
+where
+    C: Config<Memory = LocalMemory> + Removable,
+    C::Layout: MutableLayout<Value = Counted> + CloneLayout,
+    C::Key: TryFrom<u64> + TryInto<u64>,
+{
+    let n = if cfg!(miri) { 40 } else { 600 };
+    let live = Rc::new(Cell::new(0));
+    let key = |k: u64| match C::Key::try_from(k) {
+        Ok(k) => k,
+        Err(_) => unreachable!("test keys fit"),
+    };
+    let input = |v: Counted| <C::Layout as MutableLayout>::input(v);
+    {
+        let mut t = RawTree::<C>::new();
+        let mut model = BTreeMap::new();
+        // The entry API: vacant inserts along the failed lookup's path,
+        // occupied updates through the held slot.
+        for (i, &k) in keys(n).iter().enumerate() {
+            let v = t.entry(key(k)).or_insert_with(|| Counted::new(k, &live));
+            v.tag += 1;
+            model.insert(k, k + 1);
+            if i % 3 == 0 {
+                match t.entry(key(k)) {
+                    Entry::Occupied(mut o) => {
+                        let old = o.insert(Counted::new(7, &live));
+                        assert_eq!(old.tag, k + 1);
+                        assert_eq!(o.get().tag, 7);
+                    }
+                    Entry::Vacant(_) => panic!("key {k} is present"),
+                }
+                model.insert(k, 7);
+            }
+        }
+        t.verify().unwrap();
+        assert_eq!(live.get(), model.len() as i64);
+        // Mutable iteration from both ends.
+        let mut it = t.iter_mut();
+        while let (Some((_, a)), back) = (it.next(), it.next_back()) {
+            a.tag += 10;
+            if let Some((_, b)) = back {
+                b.tag += 10;
+            }
+        }
+        for v in model.values_mut() {
+            *v += 10;
+        }
+        for (_, v) in t.range_mut(..) {
+            v.tag *= 2;
+        }
+        for v in model.values_mut() {
+            *v *= 2;
+        }
+        let got: Vec<(u64, u64)> = t.iter().map(|(_, v)| (v.tag, v.tag)).collect();
+        let want: Vec<(u64, u64)> = model.values().map(|&v| (v, v)).collect();
+        assert_eq!(got, want);
+        // A clone, consumed halfway from both ends and dropped.
+        let copy = t.clone();
+        assert_eq!(live.get(), 2 * model.len() as i64);
+        let mut owned = copy.into_iter();
+        let first = owned.next().unwrap();
+        let last = owned.next_back().unwrap();
+        assert_eq!(first.1.tag, *model.values().next().unwrap());
+        assert_eq!(last.1.tag, *model.values().next_back().unwrap());
+        drop((first, last, owned));
+        assert_eq!(live.get(), model.len() as i64);
+        // Bulk removal.
+        let (k0, v0) = t.pop_first().unwrap();
+        assert_eq!(Some(v0.tag), model.remove(&u64_of(k0)));
+        drop(v0);
+        t.retain(|k, v| {
+            v.tag += 1;
+            u64_of(k) % 2 == 0
+        });
+        model.retain(|k, v| {
+            *v += 1;
+            k % 2 == 0
+        });
+        t.verify().unwrap();
+        assert_eq!(live.get(), model.len() as i64);
+        let split = key(model.keys().nth(model.len() / 2).copied().unwrap_or(0));
+        let mut upper = t.split_off(split);
+        t.verify().unwrap();
+        upper.verify().unwrap();
+        assert_eq!(t.len() + upper.len(), model.len());
+        t.append(&mut upper);
+        assert!(upper.is_empty() && upper.memory_usage() == 0);
+        let got: Vec<(u64, u64)> = t.iter().map(|(k, v)| (u64_of(k), v.tag)).collect();
+        let want: Vec<(u64, u64)> = model.iter().map(|(&k, &v)| (k, v)).collect();
+        assert_eq!(got, want);
+        // Set operations against a second tree.
+        let mut other = RawTree::<C>::new();
+        for &k in keys(n).iter().step_by(3) {
+            other.insert(key(k), input(Counted::new(1000, &live)));
+        }
+        let mut both = t.clone();
+        both.intersect_with(&other, |_, ours, theirs| ours.tag += theirs.tag);
+        both.verify().unwrap();
+        let common: Vec<u64> = model
+            .keys()
+            .copied()
+            .filter(|&k| other.contains_key(key(k)))
+            .collect();
+        assert_eq!(both.len(), common.len());
+        assert!(both.values().all(|v| v.tag >= 1000));
+        let mut less = t.clone();
+        less.difference_with(&other);
+        assert_eq!(less.len(), model.len() - common.len());
+        assert!(less.is_disjoint(&other) && both.is_subset(&t));
+        let mut union = t.clone();
+        union.union_with(other, |_, ours, theirs| ours.tag += theirs.tag);
+        union.verify().unwrap();
+        // The cursor, forwards, backwards and re-seeking.
+        let ks: Vec<u64> = model.keys().copied().collect();
+        let mut c: Cursor<'_, C> = t.cursor_at(key(0));
+        for &k in &ks {
+            assert_eq!(c.seek_get(key(k)).map(|v| v.tag), model.get(&k).copied());
+            assert!(c.seek_get(key(k + 1)).is_none() || model.contains_key(&(k + 1)));
+        }
+        c.seek(key(ks[ks.len() / 2]));
+        assert_eq!(c.prev().map(|(k, _)| u64_of(k)), Some(ks[ks.len() / 2 - 1]));
+        assert_eq!(c.next().map(|(k, _)| u64_of(k)), Some(ks[ks.len() / 2 - 1]));
+        drop((both, less, union));
+        // Owned values out, then nothing left.
+        let values: Vec<ValueOf<C>> = t.into_values().collect();
+        assert_eq!(values.len(), model.len());
+    }
+    assert_eq!(live.get(), 0, "every value dropped exactly once");
+}
+
+fn u64_of<K: TryInto<u64>>(k: K) -> u64 {
+    match k.try_into() {
+        Ok(k) => k,
+        Err(_) => unreachable!("test keys fit"),
+    }
+}
+
+#[test]
+fn leaf_values() {
+    map_api::<LeafU32>();
+}
+
+#[test]
+fn auto_values_fully_compressed() {
+    map_api::<AutoU64Full>();
+}
+
+#[test]
+fn inline_values_small_classes() {
+    map_api::<InlineU16>();
+}
+
+#[test]
+fn inline_u128_fully_compressed() {
+    map_api::<InlineU128Full>();
+}
+
+#[test]
+fn embedded_values_move_out_once() {
+    let item = Rc::new(());
+    let mut t = RawTree::<EmbeddedU32>::new();
+    for k in 0..300u32 {
+        t.insert(k * 7, Rc::clone(&item));
+    }
+    let copy = t.clone();
+    assert_eq!(Rc::strong_count(&item), 601);
+    let mut it = copy.into_iter();
+    assert!(it.next().is_some() && it.next_back().is_some());
+    drop(it);
+    *t.entry(5).or_insert_with(|| Rc::clone(&item)) = Rc::clone(&item);
+    t.retain(|k, _| k % 2 == 0);
+    assert_eq!(Rc::strong_count(&item), 1 + t.len());
+    drop(t);
+    assert_eq!(Rc::strong_count(&item), 1);
+}
+
+#[test]
+fn sets_match_btreeset() {
+    let n = if cfg!(miri) { 60 } else { 2000 };
+    let a: TreeSet<SetU64> = keys(n).into_iter().collect();
+    let b: TreeSet<SetU64> = keys(n).into_iter().map(|k| k + 3).collect();
+    let (ma, mb): (BTreeSet<u64>, BTreeSet<u64>) = (a.iter().collect(), b.iter().collect());
+    assert!(a.union(&b).eq(ma.union(&mb).copied()));
+    assert!(a.intersection(&b).eq(ma.intersection(&mb).copied()));
+    assert!(a.difference(&b).eq(ma.difference(&mb).copied()));
+    assert!(a
+        .symmetric_difference(&b)
+        .eq(ma.symmetric_difference(&mb).copied()));
+    let mut c = a.clone();
+    c.intersect_with(&b);
+    c.verify().unwrap();
+    assert!(c.iter().eq(ma.intersection(&mb).copied()));
+    assert_eq!(a.memory_usage() > 0, !a.is_empty());
+}

@@ -1,0 +1,223 @@
+//! Set operations on whole trees: `union_with`, `intersect_with` and
+//! `difference_with`, in place, each taking a second tree of the same
+//! configuration.
+//!
+//! Both trees are walked in key order together, so each operation is one
+//! merge of two sorted sequences:
+//!
+//! | operation | cost (`n = self.len()`, `m = other.len()`, `h` the height) |
+//! |---|---|
+//! | `union_with` | a lookup and an insert or merge per entry of `other`: O(m·h); inserts in key order reuse the lookup's path |
+//! | `intersect_with` | one walk of each, and an insert in key order per kept entry into a fresh tree: O(n + m + k·h) |
+//! | `difference_with` | the cheaper of one walk of each plus a removal per common entry, and a removal per entry of `other`: O(min(n + m, m·h) + r·h) |
+//!
+//! `union_with` takes `other` by value and moves its values; the others
+//! borrow it. A panic in a merge function leaves both trees consistent
+//! (user code runs only between changes), though an intersection then
+//! keeps only the entries merged before the panic.
+
+use super::{LayoutOf, RawTree, ValueOf};
+use crate::config::{Config, Removable};
+use crate::key::SPAN;
+use crate::mem::{InfallibleMemory, LocalMemory};
+use crate::tree::entry::Entry;
+use crate::value::MutableLayout;
+
+impl<C: Config> RawTree<C>
+where
+    C::Memory: InfallibleMemory,
+    C::Layout: MutableLayout,
+    ValueOf<C>: Sized,
+{
+    /// Adds every entry of `other` to `self`. Where a key is in both,
+    /// `merge(key, &mut ours, theirs)` decides the value that stays.
+    ///
+    /// ```
+    /// use radix_core::RadixMap;
+    ///
+    /// let mut a: RadixMap<u64, u32> = [(1, 10), (2, 20)].into_iter().collect();
+    /// let b: RadixMap<u64, u32> = [(2, 5), (3, 30)].into_iter().collect();
+    /// a.union_with(b, |_key, ours, theirs| *ours += theirs);
+    /// assert_eq!(a.into_iter().collect::<Vec<_>>(), [(1, 10), (2, 25), (3, 30)]);
+    /// ```
+    pub fn union_with<F>(&mut self, other: Self, mut merge: F)
+    where
+        F: FnMut(C::Key, &mut ValueOf<C>, ValueOf<C>),
+    {
+        if self.is_empty() {
+            *self = other;
+            return;
+        }
+        for (key, value) in other {
+            match self.entry(key) {
+                Entry::Occupied(ours) => merge(key, ours.into_mut(), value),
+                Entry::Vacant(slot) => {
+                    slot.insert(value);
+                }
+            }
+        }
+    }
+}
+
+impl<C: Config<Memory = LocalMemory>> RawTree<C>
+where
+    C::Layout: MutableLayout,
+    ValueOf<C>: Sized,
+{
+    /// Keeps only the keys that are also in `other`, calling
+    /// `merge(key, &mut ours, &theirs)` on each.
+    ///
+    /// The kept entries move into a fresh tree, built in key order, which
+    /// then replaces this one: one walk of each tree and an insert per kept
+    /// entry, and the result holds only the memory its entries need
+    /// (removing the dropped keys one by one would leave slab blocks part
+    /// full). If `merge` panics, the tree keeps the entries merged before.
+    ///
+    /// ```
+    /// use radix_core::RadixMap;
+    ///
+    /// let mut stock: RadixMap<u64, u32> = [(1, 10), (2, 20), (3, 30)].into_iter().collect();
+    /// let sold: RadixMap<u64, u32> = [(2, 5), (3, 30), (4, 1)].into_iter().collect();
+    /// stock.intersect_with(&sold, |_key, ours, theirs| *ours -= *theirs);
+    /// assert_eq!(stock.into_iter().collect::<Vec<_>>(), [(2, 15), (3, 0)]);
+    /// ```
+    pub fn intersect_with<F>(&mut self, other: &Self, mut merge: F)
+    where
+        F: FnMut(C::Key, &mut ValueOf<C>, &ValueOf<C>),
+    {
+        let empty = Self::with_memory(self.memory().empty_like());
+        let ours = core::mem::replace(self, empty);
+        if other.is_empty() {
+            return;
+        }
+        let mut theirs = other.iter().peekable();
+        for (key, mut value) in ours {
+            while theirs.next_if(|&(k, _)| k < key).is_some() {}
+            match theirs.peek() {
+                Some(&(k, other_value)) if k == key => {
+                    merge(key, &mut value, other_value);
+                    self.insert(key, LayoutOf::<C>::input(value));
+                }
+                Some(_) => {}
+                None => break,
+            }
+        }
+    }
+}
+
+impl<C: Config> RawTree<C>
+where
+    C: Removable,
+    C::Memory: InfallibleMemory,
+    C::Layout: MutableLayout,
+    ValueOf<C>: Sized,
+{
+    /// Removes every key that is in `other`.
+    ///
+    /// ```
+    /// use radix_core::RadixMap;
+    ///
+    /// let mut a: RadixMap<u64, char> = [(1, 'a'), (2, 'b'), (3, 'c')].into_iter().collect();
+    /// let b: RadixMap<u64, char> = [(2, 'x'), (9, 'y')].into_iter().collect();
+    /// a.difference_with(&b);
+    /// assert_eq!(a.keys().collect::<Vec<_>>(), [1, 3]);
+    /// ```
+    pub fn difference_with(&mut self, other: &Self) {
+        if self.is_empty() || other.is_empty() {
+            return;
+        }
+        // A removal per key of `other` costs a descent each; one walk of
+        // `self` costs a node visit per entry. Removing directly wins when
+        // `other` is smaller than `self` by more than the height.
+        let height = (self.root_shift / SPAN + 1) as usize;
+        if other.len().saturating_mul(height) < self.len() {
+            for key in other.keys() {
+                self.remove(key);
+            }
+            return;
+        }
+        let mut theirs = other.keys().peekable();
+        self.retain(|key, _| {
+            while theirs.next_if(|&k| k < key).is_some() {}
+            theirs.peek() != Some(&key)
+        });
+    }
+}
+
+/// Whether every key of `small` is in `large`: a lookup per key when
+/// `small` is much smaller, otherwise one walk of each.
+fn is_subset_keys<C: Config>(small: &RawTree<C>, large: &RawTree<C>) -> bool {
+    if small.len() > large.len() {
+        return false;
+    }
+    if small.len().saturating_mul(8) < large.len() {
+        return small.keys().all(|key| large.contains_key(key));
+    }
+    let mut theirs = large.keys().peekable();
+    small.keys().all(|key| {
+        while theirs.next_if(|&k| k < key).is_some() {}
+        theirs.peek() == Some(&key)
+    })
+}
+
+/// Whether `small` and `large` share a key: a lookup per key when `small`
+/// is much smaller, otherwise one walk of each.
+fn have_common_key<C: Config>(small: &RawTree<C>, large: &RawTree<C>) -> bool {
+    if small.len().saturating_mul(8) < large.len() {
+        return small.keys().any(|key| large.contains_key(key));
+    }
+    let mut theirs = large.keys().peekable();
+    small.keys().any(|key| {
+        while theirs.next_if(|&k| k < key).is_some() {}
+        theirs.peek() == Some(&key)
+    })
+}
+
+/// Key-set comparisons, for every configuration (values are not compared).
+impl<C: Config> RawTree<C> {
+    /// Whether every key of `self` is in `other`.
+    ///
+    /// ```
+    /// use radix_core::RadixMap;
+    ///
+    /// let small: RadixMap<u64, u32> = [(1, 0), (3, 0)].into_iter().collect();
+    /// let big: RadixMap<u64, u32> = (0..5).map(|k| (k, 1)).collect();
+    /// assert!(small.is_subset(&big)); // the values differ, which does not matter
+    /// assert!(!big.is_subset(&small));
+    /// ```
+    pub fn is_subset(&self, other: &Self) -> bool {
+        is_subset_keys(self, other)
+    }
+
+    /// Whether every key of `other` is in `self`.
+    ///
+    /// ```
+    /// use radix_core::RadixMap;
+    ///
+    /// let small: RadixMap<u64, u32> = [(1, 0), (3, 0)].into_iter().collect();
+    /// let big: RadixMap<u64, u32> = (0..5).map(|k| (k, 1)).collect();
+    /// assert!(big.is_superset(&small));
+    /// assert!(!small.is_superset(&big));
+    /// ```
+    pub fn is_superset(&self, other: &Self) -> bool {
+        is_subset_keys(other, self)
+    }
+
+    /// Whether `self` and `other` have no key in common.
+    ///
+    /// ```
+    /// use radix_core::RadixMap;
+    ///
+    /// let evens: RadixMap<u64, ()> = (0..10).step_by(2).map(|k| (k, ())).collect();
+    /// let odds: RadixMap<u64, ()> = (1..10).step_by(2).map(|k| (k, ())).collect();
+    /// assert!(evens.is_disjoint(&odds));
+    /// assert!(!evens.is_disjoint(&evens));
+    /// ```
+    pub fn is_disjoint(&self, other: &Self) -> bool {
+        if self.len() <= other.len() {
+            !have_common_key(self, other)
+        } else {
+            !have_common_key(other, self)
+        }
+    }
+}
