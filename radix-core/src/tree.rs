@@ -977,20 +977,22 @@ impl<C: Config> RawTree<C> {
     /// and leaf to the allocator.
     pub fn clear(&mut self) {
         // Detach first: if a value's `Drop` panics, the rest leak rather
-        // than being dropped twice.
+        // than being dropped twice, and the guard still returns every node
+        // (the tree must not keep memory it can no longer reach).
         self.hint = InsertHint::NONE;
         let root = self.root.take();
         self.len = 0;
+        let memory = ReleaseOnDrop(&mut self.mem);
         // Visit the slots only for values to drop or leaves the back end
         // would not free wholesale.
         let visit = LayoutOf::<C>::VISIT_ON_DROP
-            && (LayoutOf::<C>::DROPS_VALUES || !self.mem.releases_leaves());
+            && (LayoutOf::<C>::DROPS_VALUES || !memory.0.releases_leaves());
         if let (Some(root), true) = (root, visit) {
-            let root = follow::<C>(&self.mem, root);
-            // SAFETY: the detached tree is live until `release_all`; each
-            // value slot is dropped exactly once.
+            let root = follow::<C>(memory.0, root);
+            // SAFETY: the detached tree is live until the guard releases it;
+            // each value slot is dropped exactly once.
             unsafe {
-                walk_nodes::<C, _>(&mut self.mem, root, self.root_shift, |mem, visit| {
+                walk_nodes::<C, _>(memory.0, root, self.root_shift, |mem, visit| {
                     let (node, shift) = (visit.node, visit.shift);
                     if node.is_lazy() {
                         LayoutOf::<C>::drop_slot(lazy::slot::<SlotOf<C>>(node.addr()), mem);
@@ -1004,8 +1006,6 @@ impl<C: Config> RawTree<C> {
                 });
             }
         }
-        // SAFETY: the tree is detached; no node is used again.
-        unsafe { self.mem.release_all() };
     }
 
     /// Adds a level above the root: a new root whose chunk 0 is the old one.
@@ -1262,6 +1262,18 @@ pub(crate) unsafe fn insert_entry<S>(node: NodePtr, chunk: u8, value: S) {
 pub(crate) unsafe fn remove_entry<S>(node: NodePtr, chunk: u8) -> Option<S> {
     // SAFETY: forwarded contract.
     unsafe { dispatch!(node.kind(), K => K::remove::<S>(node.addr(), chunk)) }
+}
+
+/// Releases every node and leaf of a detached tree when dropped, also
+/// while unwinding from a value's panicking `Drop`.
+struct ReleaseOnDrop<'a, M: Memory>(&'a mut M);
+
+impl<M: Memory> Drop for ReleaseOnDrop<'_, M> {
+    fn drop(&mut self) {
+        // SAFETY: the guard is made only over a tree whose root has been
+        // detached: no node is reached again.
+        unsafe { self.0.release_all() };
+    }
 }
 
 impl<C: Config> Drop for RawTree<C> {

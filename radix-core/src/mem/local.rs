@@ -205,6 +205,10 @@ unsafe impl Memory for LocalMemory {
 
     unsafe fn release_all(&mut self) {
         self.slabs.iter_mut().for_each(Slab::release);
+        // A leaf still allocated now belongs to nobody: a value leaked by a
+        // panicking `Drop` (the only way one outlives a release). The tree
+        // no longer holds it.
+        self.leaf_bytes = 0;
         if let Some(arenas) = &mut self.arenas {
             arenas.arenas.clear();
         }
