@@ -823,7 +823,7 @@ mod tests {
 
     #[test]
     fn clone_of_every_key_width() {
-        let n = scaled(3000, 140);
+        let n = scaled(3000, 70);
         check_clone(&build::<U8None>(&mixed_keys::<U8None>(n, 2)));
         check_clone(&build::<U16None>(&mixed_keys::<U16None>(n, 3)));
         check_clone(&build::<U32Lazy>(&mixed_keys::<U32Lazy>(n, 4)));
@@ -834,7 +834,7 @@ mod tests {
 
     #[test]
     fn clone_of_u128_keys_in_every_compression() {
-        let n = scaled(3000, 140);
+        let n = scaled(3000, 70);
         let keys = mixed_keys::<U128None>(n, 8);
         let none = check_clone(&build::<U128None>(&keys)).stats();
         let lazy = check_clone(&build::<U128Lazy>(&keys)).stats();
@@ -857,7 +857,7 @@ mod tests {
 
     #[test]
     fn clone_changes_are_its_own() {
-        let n = scaled(2000, 100);
+        let n = scaled(2000, 50);
         check_independent::<U64None>(&mixed_keys::<U64None>(n, 9));
         check_independent::<U128Lazy>(&mixed_keys::<U128Lazy>(n, 10));
         check_independent::<U128Path>(&mixed_keys::<U128Path>(n, 11));
@@ -869,7 +869,7 @@ mod tests {
 
     #[test]
     fn clone_drops_every_value_once() {
-        let n = scaled(1000, 60);
+        let n = scaled(1000, 30);
         check_drops::<U64TrackedLeaf>(&mixed_keys::<U64TrackedLeaf>(n, 16));
         check_drops::<U32TrackedLazy>(&mixed_keys::<U32TrackedLazy>(n, 17));
         check_drops::<U64TrackedPath>(&mixed_keys::<U64TrackedPath>(n, 18));
@@ -886,7 +886,7 @@ mod tests {
 
     #[test]
     fn clone_of_varlen_values_embedded_and_in_leaves() {
-        let n = scaled(2000, 100);
+        let n = scaled(2000, 50);
         for t in [
             build::<U32VarlenNone>(&mixed_keys::<U32VarlenNone>(n, 20)),
             build::<U32VarlenNone>(&(0..20).collect::<Vec<_>>()),
@@ -907,7 +907,7 @@ mod tests {
 
     #[test]
     fn clone_of_inline_and_leaf_values() {
-        let n = scaled(2000, 100);
+        let n = scaled(2000, 50);
         let c = check_clone(&build::<U32InlineNone>(&mixed_keys::<U32InlineNone>(n, 22)));
         assert_eq!(c.stats().layout, "inline");
         let c = check_clone(&build::<U128InlinePath>(&mixed_keys::<U128InlinePath>(
@@ -922,7 +922,7 @@ mod tests {
 
     #[test]
     fn clone_of_classes_from_one_and_three() {
-        let n = scaled(2000, 140);
+        let n = scaled(2000, 70);
         let used = |stats: &Stats, class: usize| {
             let c = stats.classes[class];
             c.inner + c.last_level > 0
@@ -959,7 +959,7 @@ mod tests {
             C::Layout: Fill + CloneLayout,
             <C::Layout as ValueLayout>::Value: PartialEq,
         {
-            let keys = mixed_keys::<C>(scaled(2000, 100), seed);
+            let keys = mixed_keys::<C>(scaled(2000, 50), seed);
             let mut t = build::<C>(&keys);
             for &k in keys.iter().step_by(3).chain(keys.iter().skip(1).step_by(7)) {
                 t.remove(key(k));
@@ -985,7 +985,7 @@ mod tests {
         ] {
             let insert_only = mem.is_insert_only();
             let mut t = RawTree::<U32VarlenNone>::with_memory(mem);
-            for k in mixed_keys::<U32VarlenNone>(scaled(1000, 100), 34) {
+            for k in mixed_keys::<U32VarlenNone>(scaled(1000, 50), 34) {
                 <Varlen<VarBytes> as Fill>::put(&mut t, k as u32, tag(k));
             }
             let c = check_clone(&t);
