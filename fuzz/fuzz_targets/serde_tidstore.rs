@@ -1,6 +1,7 @@
 //! The `serde` features on untrusted input: arbitrary bytes read as JSON
-//! into a `TidStore` and into three generated tree maps (`u64 -> u64`
-//! compressed, `u8 -> String` in leaves, `u16 -> [u8; 3]` inline).
+//! into a `TidStore`, into three generated tree maps (`u64 -> u64`
+//! compressed, `u8 -> String` in leaves, `u16 -> [u8; 3]` inline) and into
+//! a generated set (`u16`).
 //!
 //! Reading must never panic. Whatever is accepted must pass `verify()`,
 //! write out and read back to an equal value, and write the same bytes
@@ -11,7 +12,7 @@
 
 #![no_main]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 
 use libfuzzer_sys::fuzz_target;
@@ -47,6 +48,13 @@ radix_core::radix_tree! {
     }
 }
 
+radix_core::radix_set! {
+    /// A set of narrow keys.
+    struct Ports {
+        key: u16,
+    }
+}
+
 /// A store's content.
 fn contents(ts: &TidStore) -> Vec<(u32, Vec<u16>)> {
     ts.iter()
@@ -76,14 +84,13 @@ fn check_store(data: &[u8]) {
     assert_eq!(serde_json::to_vec(&back).unwrap(), json, "unstable form");
 }
 
-/// `data` as a tree `T` and as its model.
-fn check_tree<T, K, V>(data: &[u8], verify: fn(&T) -> Result<(), String>)
+/// `data` as a tree (or set) `T` and as its std model `M`.
+fn check_tree<T, M>(data: &[u8], verify: fn(&T) -> Result<(), String>)
 where
     T: Serialize + DeserializeOwned + PartialEq + Debug,
-    K: Serialize + DeserializeOwned + Ord,
-    V: Serialize + DeserializeOwned,
+    M: Serialize + DeserializeOwned,
 {
-    let model = serde_json::from_slice::<BTreeMap<K, V>>(data);
+    let model = serde_json::from_slice::<M>(data);
     let tree = match serde_json::from_slice::<T>(data) {
         Ok(tree) => tree,
         Err(e) => {
@@ -91,7 +98,7 @@ where
                 let e = e.to_string();
                 assert!(
                     e.contains("duplicate key"),
-                    "tree refused what BTreeMap accepted: {e}"
+                    "tree refused what its model accepted: {e}"
                 );
             }
             return;
@@ -102,7 +109,7 @@ where
     }
     let model = match model {
         Ok(model) => model,
-        Err(e) => panic!("BTreeMap refused what the tree accepted: {e}"),
+        Err(e) => panic!("the model refused what the tree accepted: {e}"),
     };
     let json = serde_json::to_vec(&tree).expect("a tree writes");
     assert_eq!(
@@ -123,7 +130,8 @@ where
 
 fuzz_target!(|data: &[u8]| {
     check_store(data);
-    check_tree::<Wide, u64, u64>(data, Wide::verify);
-    check_tree::<Narrow, u8, String>(data, Narrow::verify);
-    check_tree::<Arrays, u16, [u8; 3]>(data, Arrays::verify);
+    check_tree::<Wide, BTreeMap<u64, u64>>(data, Wide::verify);
+    check_tree::<Narrow, BTreeMap<u8, String>>(data, Narrow::verify);
+    check_tree::<Arrays, BTreeMap<u16, [u8; 3]>>(data, Arrays::verify);
+    check_tree::<Ports, BTreeSet<u16>>(data, Ports::verify);
 });

@@ -41,6 +41,14 @@
 //! that matters, the TID store's, has a compact form of its own that
 //! checks its entries (`tidstore`'s `serde` feature).
 //!
+//! # Sets
+//!
+//! A [`TreeSet`] (so a [`RadixSet`](crate::RadixSet) and every
+//! `radix_set!` type, which are `TreeSet`s) is a *sequence* of its keys in
+//! ascending order, the form `BTreeSet<K>` takes. Reading one checks what
+//! reading a map does: every key fits the key type, none comes twice
+//! (`duplicate key 7 in radix tree set`), any order is accepted.
+//!
 //! # The generated types
 //!
 //! A `radix_tree!` type is serialized as its engine tree. The macro cannot
@@ -53,12 +61,13 @@
 use core::fmt;
 use core::marker::PhantomData;
 
-use ::serde::de::{Error as _, MapAccess, Visitor};
-use ::serde::ser::SerializeMap;
+use ::serde::de::{Error as _, MapAccess, SeqAccess, Visitor};
+use ::serde::ser::{SerializeMap, SerializeSeq};
 use ::serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::config::Config;
 use crate::mem::LocalMemory;
+use crate::set::{SetConfig, TreeSet};
 use crate::tree::{RawTree, ValueOf};
 use crate::value::{MutableLayout, VarBytes};
 
@@ -130,6 +139,64 @@ where
             tree.insert(key, <C::Layout as MutableLayout>::input(value));
         }
         Ok(tree)
+    }
+}
+
+/// Writes the set as a sequence of its keys in ascending order.
+impl<C: SetConfig> Serialize for TreeSet<C>
+where
+    C::Key: Serialize,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.len()))?;
+        for key in self {
+            seq.serialize_element(&key)?;
+        }
+        seq.end()
+    }
+}
+
+/// Reads a sequence of keys, in any order, into a new set; a duplicate key
+/// is an error naming it, and a key that does not fit the key type is the
+/// format's integer error.
+impl<'de, C> Deserialize<'de> for TreeSet<C>
+where
+    C: SetConfig<Memory = LocalMemory>,
+    C::Key: Deserialize<'de>,
+{
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_seq(SetVisitor(PhantomData))
+    }
+}
+
+/// The visitor building a set from a sequence.
+struct SetVisitor<C: Config>(PhantomData<fn() -> TreeSet<C>>);
+
+impl<'de, C> Visitor<'de> for SetVisitor<C>
+where
+    C: SetConfig<Memory = LocalMemory>,
+    C::Key: Deserialize<'de>,
+{
+    type Value = TreeSet<C>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "a sequence of distinct u{} keys",
+            <C::Key as crate::Key>::BITS
+        )
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TreeSet<C>, A::Error> {
+        let mut set = TreeSet::<C>::new();
+        while let Some(key) = seq.next_element::<C::Key>()? {
+            if !set.insert(key) {
+                return Err(A::Error::custom(format_args!(
+                    "duplicate key {key:?} in radix tree set"
+                )));
+            }
+        }
+        Ok(set)
     }
 }
 

@@ -42,6 +42,8 @@ pub(crate) mod entry;
 #[cfg(test)]
 mod map_tests;
 mod set_ops;
+#[cfg(test)]
+mod test_keys;
 mod traits;
 
 /// The layout of configuration `C`.
@@ -581,6 +583,17 @@ impl<C: Config> RawTree<C> {
     /// Each level reads its child without a branch on whether it is there
     /// ([`NodeKind::find_child`]), so the one branch per level follows the
     /// load and the next level's loads can start before it resolves.
+    ///
+    /// The level above the last is peeled out of the loop: its kind
+    /// dispatch is an indirect jump of its own, which the CPU predicts
+    /// apart from the levels above (where one shared jump saw the kinds of
+    /// every level in turn, and the levels near the values are the ones
+    /// whose kinds vary). Measured against the plain loop, RT-5 lookups at
+    /// fanouts 3 and 48 (node4s, then node48s below them) take 0.82x the
+    /// time, RT-1 and RT-4 the same. Unrolling every level
+    /// (a jump on the root's shift into straight-line code) measured the
+    /// same on RT-5 but 1.10x on RT-1's three levels: entering the
+    /// sequence costs more than a short loop.
     #[inline(always)]
     fn find(&self, key: C::Key) -> Option<NonNull<SlotOf<C>>> {
         if !C::COMPRESSION.is_none() {
@@ -591,11 +604,15 @@ impl<C: Config> RawTree<C> {
         if key.above(shift) {
             return None;
         }
-        while shift > 0 {
-            // SAFETY: nodes reachable from the root are live, and above the
-            // last level their slots are child references.
-            node = unsafe { find_child(&self.mem, node, key.chunk(shift))? };
-            shift -= SPAN;
+        if shift > 0 {
+            while shift > SPAN {
+                // SAFETY: nodes reachable from the root are live, and above
+                // the last level their slots are child references.
+                node = unsafe { find_child(&self.mem, node, key.chunk(shift))? };
+                shift -= SPAN;
+            }
+            // SAFETY: as above.
+            node = unsafe { find_child(&self.mem, node, key.chunk(SPAN))? };
         }
         // SAFETY: `node` is a live last-level node; its slots are the
         // layout's.

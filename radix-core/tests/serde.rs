@@ -1,18 +1,19 @@
 //! The `serde` feature: generated maps of several layouts and key widths
 //! written and read back through JSON and CBOR, against `BTreeMap`'s form
-//! of the same entries, and refusals of input that would not give back a
-//! well-formed tree (duplicate keys, keys that do not fit, wrong shapes).
+//! of the same entries, sets against `BTreeSet`'s, and refusals of input
+//! that would not give back a well-formed tree (duplicate keys, keys that
+//! do not fit, wrong shapes).
 //!
 //! Run with `cargo test -p radix-core --features serde --test serde`;
 //! without the feature this file is empty.
 
 #![cfg(feature = "serde")]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 
 use radix_core::value::VarBytes;
-use radix_core::{radix_tree, RawTree};
+use radix_core::{radix_set, radix_tree, RadixSet, RawTree};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use static_assertions::{assert_impl_all, assert_not_impl_any};
@@ -114,7 +115,17 @@ radix_tree! {
     }
 }
 
+radix_set! {
+    /// A named set of u32 keys, path-compressed.
+    struct Blocks32 {
+        key: u32,
+        compression: path,
+    }
+}
+
 assert_impl_all!(Embedded8: Serialize, DeserializeOwned);
+assert_impl_all!(Blocks32: Serialize, DeserializeOwned);
+assert_impl_all!(RadixSet<u128>: Serialize, DeserializeOwned);
 assert_impl_all!(Auto16: Serialize, DeserializeOwned);
 assert_impl_all!(Default32: Serialize, DeserializeOwned);
 assert_impl_all!(Leaf64: Serialize, DeserializeOwned);
@@ -396,4 +407,63 @@ fn wrong_shapes_are_refused() {
     let empty: Default32 = serde_json::from_str("{}").unwrap();
     assert!(empty.is_empty());
     empty.verify().unwrap();
+}
+
+/// `model` as a set of type `T` through JSON and CBOR: the same bytes as
+/// `BTreeSet`'s, read back equal and verified, and read from keys in
+/// descending order.
+fn set_round_trip<T, K>(model: &BTreeSet<K>, verify: impl Fn(&T) -> Result<(), String>)
+where
+    T: Serialize + DeserializeOwned + FromIterator<K> + PartialEq + Debug,
+    K: Serialize + DeserializeOwned + Ord + Copy + Debug,
+{
+    let set: T = model.iter().copied().collect();
+    verify(&set).unwrap();
+    let json = serde_json::to_string(&set).unwrap();
+    assert_eq!(json, serde_json::to_string(model).unwrap(), "JSON form");
+    let back: T = serde_json::from_str(&json).unwrap();
+    verify(&back).unwrap();
+    assert_eq!(back, set, "JSON round trip");
+
+    let mut cbor = Vec::new();
+    ciborium::into_writer(&set, &mut cbor).unwrap();
+    let mut model_cbor = Vec::new();
+    ciborium::into_writer(model, &mut model_cbor).unwrap();
+    assert_eq!(cbor, model_cbor, "CBOR form");
+    let back: T = ciborium::from_reader(cbor.as_slice()).unwrap();
+    assert_eq!(back, set, "CBOR round trip");
+
+    let descending: Vec<K> = model.iter().rev().copied().collect();
+    let back: T = serde_json::from_str(&serde_json::to_string(&descending).unwrap()).unwrap();
+    verify(&back).unwrap();
+    assert_eq!(back, set, "descending keys");
+}
+
+#[test]
+fn sets_as_sequences() {
+    let keys32: Vec<u32> = keys(32, 2000, 7).into_iter().map(|k| k as u32).collect();
+    for model in models(&keys32, |_| ()) {
+        let model: BTreeSet<u32> = model.into_keys().collect();
+        set_round_trip::<Blocks32, _>(&model, Blocks32::verify);
+    }
+    let keys128 = keys(128, 1000, 8);
+    for model in models(&keys128, |_| ()) {
+        let model: BTreeSet<u128> = model.into_keys().collect();
+        set_round_trip::<RadixSet<u128>, _>(&model, RadixSet::verify);
+    }
+}
+
+#[test]
+fn sets_refuse_duplicates_bad_keys_and_maps() {
+    let e = refused::<Blocks32>("[3,1,2,1]");
+    assert!(e.contains("duplicate key 1 in radix tree set"), "{e}");
+    let e = refused::<Blocks32>("[4294967296]");
+    assert!(e.contains("expected u32"), "{e}");
+    refused::<Blocks32>("[-1]");
+    refused::<Blocks32>(r#"["1"]"#);
+    refused::<Blocks32>(r#"{"1":null}"#);
+    refused::<Blocks32>("[1,2");
+    refused::<RadixSet<u128>>("[340282366920938463463374607431768211456]");
+    let empty: Blocks32 = serde_json::from_str("[]").unwrap();
+    assert!(empty.is_empty());
 }

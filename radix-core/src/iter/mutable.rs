@@ -47,30 +47,9 @@ pub struct IterMut<'a, C: Config>
 where
     C::Layout: MutableLayout,
 {
-    /// Shared, because the walk only reads nodes; `_values` carries the
-    /// exclusive borrow the items come from.
-    tree: &'a RawTree<C>,
-    walk: Walk<C>,
+    /// The walk of every key; `len` makes the iterator exact-size.
+    entries: RangeMut<'a, C>,
     len: usize,
-    _values: PhantomData<&'a mut ValueOf<C>>,
-}
-
-// SAFETY: the iterator hands out `&mut V` (so needs `V: Send`) and reads
-// nodes, which `&RawTree: Send` allows.
-unsafe impl<C: Config> Send for IterMut<'_, C>
-where
-    C::Layout: MutableLayout,
-    ValueOf<C>: Send,
-    for<'x> &'x RawTree<C>: Send,
-{
-}
-// SAFETY: `&IterMut` gives access to nothing.
-unsafe impl<C: Config> Sync for IterMut<'_, C>
-where
-    C::Layout: MutableLayout,
-    ValueOf<C>: Sync,
-    for<'x> &'x RawTree<C>: Sync,
-{
 }
 
 impl<'a, C: Config> Iterator for IterMut<'a, C>
@@ -81,9 +60,7 @@ where
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        let tree = self.tree;
-        // SAFETY: the tree is borrowed for 'a: live, and its nodes unchanged.
-        let item = mutable_item!(tree, unsafe { self.walk.next(tree.memory()) })?;
+        let item = self.entries.next()?;
         self.len -= 1;
         Some(item)
     }
@@ -103,9 +80,7 @@ where
 {
     #[inline]
     fn next_back(&mut self) -> Option<Self::Item> {
-        let tree = self.tree;
-        // SAFETY: the tree is borrowed for 'a: live, and its nodes unchanged.
-        let item = mutable_item!(tree, unsafe { self.walk.next_back(tree.memory()) })?;
+        let item = self.entries.next_back()?;
         self.len -= 1;
         Some(item)
     }
@@ -133,12 +108,15 @@ pub struct RangeMut<'a, C: Config>
 where
     C::Layout: MutableLayout,
 {
+    /// Shared, because the walk only reads nodes; `_values` carries the
+    /// exclusive borrow the items come from.
     tree: &'a RawTree<C>,
     walk: Walk<C>,
     _values: PhantomData<&'a mut ValueOf<C>>,
 }
 
-// SAFETY: as for `IterMut`.
+// SAFETY: the iterator hands out `&mut V` (so needs `V: Send`) and reads
+// nodes, which `&RawTree: Send` allows.
 unsafe impl<C: Config> Send for RangeMut<'_, C>
 where
     C::Layout: MutableLayout,
@@ -146,7 +124,7 @@ where
     for<'x> &'x RawTree<C>: Send,
 {
 }
-// SAFETY: as for `IterMut`.
+// SAFETY: `&RangeMut` gives access to nothing.
 unsafe impl<C: Config> Sync for RangeMut<'_, C>
 where
     C::Layout: MutableLayout,
@@ -225,10 +203,12 @@ where
     pub fn iter_mut(&mut self) -> IterMut<'_, C> {
         let tree = &*self;
         IterMut {
-            tree,
-            walk: Walk::all(tree),
+            entries: RangeMut {
+                tree,
+                walk: Walk::all(tree),
+                _values: PhantomData,
+            },
             len: tree.len(),
-            _values: PhantomData,
         }
     }
 

@@ -25,26 +25,10 @@ use crate::value::ValueLayout;
 /// assert_eq!(it.collect::<Vec<_>>(), [(2, &'b')]);
 /// ```
 pub struct Iter<'a, C: Config> {
-    tree: &'a RawTree<C>,
-    walk: Walk<C>,
+    /// The walk of every key, which a range over all of them is; `len`
+    /// adds the count that makes the iterator exact-size.
+    entries: Range<'a, C>,
     len: usize,
-}
-
-// SAFETY: the iterator hands out `&V` and reads nodes through a shared
-// borrow of the tree, exactly what sending `&RawTree` allows.
-unsafe impl<C: Config> Send for Iter<'_, C> where for<'x> &'x RawTree<C>: Send {}
-// SAFETY: as for `Send`; `&Iter` can do nothing `&RawTree` cannot.
-unsafe impl<C: Config> Sync for Iter<'_, C> where for<'x> &'x RawTree<C>: Sync {}
-
-/// The value of a slot produced by a walk of `tree`.
-macro_rules! shared_item {
-    ($tree:expr, $found:expr) => {
-        $found.map(|(key, slot)| {
-            // SAFETY: the tree is borrowed for 'a, so the slot is live and
-            // nothing changes it while the reference lives.
-            (key, unsafe { LayoutOf::<C>::get(slot, $tree.memory()) })
-        })
-    };
 }
 
 impl<'a, C: Config> Iterator for Iter<'a, C> {
@@ -52,9 +36,7 @@ impl<'a, C: Config> Iterator for Iter<'a, C> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        let tree = self.tree;
-        // SAFETY: the tree is borrowed for 'a: live and unchanged.
-        let item = shared_item!(tree, unsafe { self.walk.next(tree.memory()) })?;
+        let item = self.entries.next()?;
         self.len -= 1;
         Some(item)
     }
@@ -71,9 +53,7 @@ impl<'a, C: Config> Iterator for Iter<'a, C> {
 impl<C: Config> DoubleEndedIterator for Iter<'_, C> {
     #[inline]
     fn next_back(&mut self) -> Option<Self::Item> {
-        let tree = self.tree;
-        // SAFETY: the tree is borrowed for 'a: live and unchanged.
-        let item = shared_item!(tree, unsafe { self.walk.next_back(tree.memory()) })?;
+        let item = self.entries.next_back()?;
         self.len -= 1;
         Some(item)
     }
@@ -85,8 +65,7 @@ impl<C: Config> FusedIterator for Iter<'_, C> {}
 impl<C: Config> Clone for Iter<'_, C> {
     fn clone(&self) -> Self {
         Self {
-            tree: self.tree,
-            walk: self.walk,
+            entries: self.entries.clone(),
             len: self.len,
         }
     }
@@ -109,10 +88,22 @@ pub struct Range<'a, C: Config> {
     walk: Walk<C>,
 }
 
-// SAFETY: as for `Iter`.
+// SAFETY: the iterator hands out `&V` and reads nodes through a shared
+// borrow of the tree, exactly what sending `&RawTree` allows.
 unsafe impl<C: Config> Send for Range<'_, C> where for<'x> &'x RawTree<C>: Send {}
-// SAFETY: as for `Iter`.
+// SAFETY: as for `Send`; `&Range` can do nothing `&RawTree` cannot.
 unsafe impl<C: Config> Sync for Range<'_, C> where for<'x> &'x RawTree<C>: Sync {}
+
+/// The value of a slot produced by a walk of `tree`.
+macro_rules! shared_item {
+    ($tree:expr, $found:expr) => {
+        $found.map(|(key, slot)| {
+            // SAFETY: the tree is borrowed for 'a, so the slot is live and
+            // nothing changes it while the reference lives.
+            (key, unsafe { LayoutOf::<C>::get(slot, $tree.memory()) })
+        })
+    };
+}
 
 impl<'a, C: Config> Iterator for Range<'a, C> {
     type Item = (C::Key, &'a ValueOf<C>);
@@ -210,8 +201,10 @@ impl<C: Config> RawTree<C> {
     /// ```
     pub fn iter(&self) -> Iter<'_, C> {
         Iter {
-            tree: self,
-            walk: Walk::all(self),
+            entries: Range {
+                tree: self,
+                walk: Walk::all(self),
+            },
             len: self.len(),
         }
     }

@@ -87,16 +87,12 @@ pub fn find(chunks: &[u8; GROUP_BYTES], key: u8) -> Option<usize> {
 }
 
 /// Where `key` is in a padded chunk array, without a branch: whether it is
-/// there, and its index if so, else 0 (so that the index can always be
-/// used to read a slot, and the read discarded when absent).
+/// there, and its index if so, else [`GROUP_BYTES`] (one past the array:
+/// an address computed from it must be selected away, never read).
 #[inline(always)]
 pub fn position(chunks: &[u8; GROUP_BYTES], key: u8) -> (bool, usize) {
     let hits = imp::eq_mask(chunks, key);
-    // trailing_zeros(0) is 32, which the mask turns into 0.
-    (
-        hits != 0,
-        hits.trailing_zeros() as usize & (GROUP_BYTES - 1),
-    )
+    (hits != 0, hits.trailing_zeros() as usize)
 }
 
 /// Sets `chunks[from..]` to `key` (`from <= 32`), keeping the bytes

@@ -308,6 +308,7 @@ mod tests {
     use std::rc::{Rc, Weak};
 
     use crate::mem::LocalMemory;
+    use crate::tree::test_keys::{key, scaled, wide, SplitMix64};
     use crate::value::{
         Auto, CloneLayout, Inline, Leaf, MutableLayout, ValueLayout, VarBytes, Varlen, Word,
     };
@@ -507,60 +508,12 @@ mod tests {
 
     // ------------------------------------------------------------ keys
 
-    /// The key of width `K` holding the low bits of `x`.
-    fn key<K: Key>(x: u128) -> K {
-        let mut k = K::MIN;
-        let mut shift = 0;
-        while shift < K::BITS {
-            k = k.with_chunk(shift, (x >> shift) as u8);
-            shift += 8;
-        }
-        k
-    }
-
-    /// `k` as a `u128`.
-    fn wide<K: Key>(k: K) -> u128 {
-        let mut x = 0u128;
-        let mut shift = 0;
-        while shift < K::BITS {
-            x |= u128::from(k.chunk(shift)) << shift;
-            shift += 8;
-        }
-        x
-    }
-
-    /// The splitmix64 generator, seeded so every failure reproduces.
-    struct SplitMix64(u64);
-
-    impl SplitMix64 {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-
-        fn next_u128(&mut self) -> u128 {
-            (u128::from(self.next()) << 64) | u128::from(self.next())
-        }
-    }
-
-    /// `full` normally, `small` under Miri.
-    fn scaled(full: usize, small: usize) -> usize {
-        if cfg!(miri) {
-            small
-        } else {
-            full
-        }
-    }
-
     /// Keys of `C` making every shape: a dense run of `n / 2` (full
     /// last-level nodes), a stride (a wide inner node), random keys (lazy
     /// leaves, long skipped prefixes), clusters under random prefixes
     /// (nodes that skip bytes), and a ladder of last-level and inner nodes
     /// of 1 to 35 entries (with the dense run, every class of every class
-    /// list under test).
+    /// list under test, once `n` is in the thousands).
     fn mixed_keys<C: Config>(n: usize, seed: u64) -> Vec<u128> {
         let max = wide(C::Key::MAX);
         let mut rng = SplitMix64(seed);
@@ -821,9 +774,12 @@ mod tests {
         check_independent::<U8None>(&keys[..250]);
     }
 
+    /// Shapes, not memory safety: the other tests cover every kind and
+    /// layout under Miri, so this one runs natively only.
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn clone_of_every_key_width() {
-        let n = scaled(3000, 70);
+        let n = 3000;
         check_clone(&build::<U8None>(&mixed_keys::<U8None>(n, 2)));
         check_clone(&build::<U16None>(&mixed_keys::<U16None>(n, 3)));
         check_clone(&build::<U32Lazy>(&mixed_keys::<U32Lazy>(n, 4)));
@@ -832,9 +788,12 @@ mod tests {
         check_clone(&build::<U128None>(&mixed_keys::<U128None>(n, 7)));
     }
 
+    /// Shapes, not memory safety: the other tests cover every kind and
+    /// layout under Miri, so this one runs natively only.
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn clone_of_u128_keys_in_every_compression() {
-        let n = scaled(3000, 70);
+        let n = 3000;
         let keys = mixed_keys::<U128None>(n, 8);
         let none = check_clone(&build::<U128None>(&keys)).stats();
         let lazy = check_clone(&build::<U128Lazy>(&keys)).stats();
@@ -857,7 +816,7 @@ mod tests {
 
     #[test]
     fn clone_changes_are_its_own() {
-        let n = scaled(2000, 50);
+        let n = scaled(2000, 30);
         check_independent::<U64None>(&mixed_keys::<U64None>(n, 9));
         check_independent::<U128Lazy>(&mixed_keys::<U128Lazy>(n, 10));
         check_independent::<U128Path>(&mixed_keys::<U128Path>(n, 11));
@@ -869,7 +828,7 @@ mod tests {
 
     #[test]
     fn clone_drops_every_value_once() {
-        let n = scaled(1000, 30);
+        let n = scaled(1000, 20);
         check_drops::<U64TrackedLeaf>(&mixed_keys::<U64TrackedLeaf>(n, 16));
         check_drops::<U32TrackedLazy>(&mixed_keys::<U32TrackedLazy>(n, 17));
         check_drops::<U64TrackedPath>(&mixed_keys::<U64TrackedPath>(n, 18));
@@ -920,9 +879,12 @@ mod tests {
         assert_eq!(c.get(3).map(String::as_str), Some(&*String::make(tag(3))));
     }
 
+    /// Shapes, not memory safety: the other tests cover every kind and
+    /// layout under Miri, so this one runs natively only.
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn clone_of_classes_from_one_and_three() {
-        let n = scaled(2000, 70);
+        let n = 2000;
         let used = |stats: &Stats, class: usize| {
             let c = stats.classes[class];
             c.inner + c.last_level > 0

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use crate::mem::LocalMemory;
+use crate::tree::test_keys::{key, scaled, wide, SplitMix64};
 use crate::value::{Auto, Inline, Leaf, ValueLayout, VarBytes, Varlen, Word};
 use crate::{Compression, Config, Key, RawTree, SizeClasses};
 
@@ -110,28 +111,6 @@ config!(
 
 // ------------------------------------------------------------ keys
 
-/// The key of width `K` holding the low bits of `x`.
-fn key<K: Key>(x: u128) -> K {
-    let mut k = K::MIN;
-    let mut shift = 0;
-    while shift < K::BITS {
-        k = k.with_chunk(shift, (x >> shift) as u8);
-        shift += 8;
-    }
-    k
-}
-
-/// `k` as a `u128`.
-fn wide<K: Key>(k: K) -> u128 {
-    let mut x = 0u128;
-    let mut shift = 0;
-    while shift < K::BITS {
-        x |= u128::from(k.chunk(shift)) << shift;
-        shift += 8;
-    }
-    x
-}
-
 /// The largest key of `C`, as a `u128`.
 fn max_of<C: Config>() -> u128 {
     wide(C::Key::MAX)
@@ -158,37 +137,6 @@ fn base<C: Config>() -> u128 {
 /// `bit` (0 to 7) of byte `p`.
 fn bit(p: u32, bit: u32) -> u128 {
     1u128 << (8 * p + bit)
-}
-
-/// The splitmix64 generator, seeded explicitly so every failure
-/// reproduces.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn next_u128(&mut self) -> u128 {
-        (u128::from(self.next()) << 64) | u128::from(self.next())
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-/// `full` normally, `small` under Miri.
-fn scaled(full: usize, small: usize) -> usize {
-    if cfg!(miri) {
-        small
-    } else {
-        full
-    }
 }
 
 /// Byte positions `lo..hi`: all of them normally, under Miri only the
