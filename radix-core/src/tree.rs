@@ -588,9 +588,10 @@ impl<C: Config> RawTree<C> {
     /// dispatch is an indirect jump of its own, which the CPU predicts
     /// apart from the levels above (where one shared jump saw the kinds of
     /// every level in turn, and the levels near the values are the ones
-    /// whose kinds vary). Measured against the plain loop, RT-5 lookups at
-    /// fanouts 3 and 48 (node4s, then node48s below them) take 0.82x the
-    /// time, RT-1 and RT-4 the same. Unrolling every level
+    /// whose kinds vary). Measured against the plain loop, RT-5 lookups
+    /// take 0.67x (fanout 48: node4s above node48s) to 0.96x (fanout 16)
+    /// the time, RT-1, RT-3 and RT-4 the same or less (`benches/RESULTS.md`),
+    /// for 2 to 7 more instructions a lookup. Unrolling every level
     /// (a jump on the root's shift into straight-line code) measured the
     /// same on RT-5 but 1.10x on RT-1's three levels: entering the
     /// sequence costs more than a short loop.
