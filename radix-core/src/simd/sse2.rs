@@ -36,8 +36,8 @@ fn join(lo: __m128i, hi: __m128i) -> u32 {
 }
 
 /// `key` in every byte. SSE2 has no byte shuffle, so `_mm_set1_epi8` is a
-/// move and three unpacks and shuffles; a multiply spreads the byte over a
-/// word in one instruction, leaving a move and one unpack.
+/// move, an unpack and two shuffles; a multiply spreads the byte over a
+/// word in one instruction, leaving a move and one shuffle.
 #[inline(always)]
 fn broadcast(key: u8) -> __m128i {
     let word = u64::from(key).wrapping_mul(0x0101_0101_0101_0101);
