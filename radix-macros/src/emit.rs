@@ -336,18 +336,24 @@ fn aliases(spec: &Spec, names: &Names) -> TokenStream {
         }
     });
     let sized_aliases = sized_aliases(spec, names);
-    let cursor = (spec.memory == Memory::Local).then(|| {
+    let cursor = {
         let cursor = &names.cursor;
+        let maker = match spec.memory {
+            Memory::Local => format!("[`{tree}::cursor_at`]"),
+            Memory::Shared => {
+                format!("`cursor_at` on a [`{tree}ReadGuard`] or [`{tree}WriteGuard`]")
+            }
+        };
         let doc = format!(
             "A position between two entries of a [`{tree}`], which moves both ways and seeks; \
-             made by [`{tree}::cursor_at`]."
+             made by {maker}."
         );
         quote! {
             #(#forwarded)*
             #[doc = #doc]
             #vis type #cursor<'a> = ::radix_core::Cursor<'a, #config>;
         }
-    });
+    };
     // Who makes the iterators: the tree, or a shared tree's guards.
     let maker = |method: &str| match spec.memory {
         Memory::Local => format!("[`{tree}::{method}`]"),

@@ -134,8 +134,14 @@ mod validate;
 /// With `memory: shared`, `NAME` instead has `create_in`, `attach`,
 /// `handle`, `area`, `read`, `try_read`, `write`, `try_write`, `destroy`
 /// and `as_shared`, and `Debug`; the map methods are on its guards,
-/// `NAMEReadGuard<'a>` and `NAMEWriteGuard<'a>` (whose `insert` and
-/// `remove` return `Result`, since the area may be full).
+/// `NAMEReadGuard<'a>` and `NAMEWriteGuard<'a>`. Both read (`get`,
+/// `contains_key`, `iter`, `range`, `keys`, `values`, `first_key_value`,
+/// `last_key_value`, `first_at_or_after`, `last_at_or_before`,
+/// `cursor_at`, `cursor_front`, `is_subset`, `is_superset`,
+/// `is_disjoint`, `len`, `memory_usage`, `stats`, `verify`); the write
+/// guard adds `insert`, `insert_with_old` and `remove`, which return
+/// `Result` since the area may be full, `get_mut`, `iter_mut`,
+/// `range_mut`, `values_mut` and `clear`.
 ///
 /// All share the struct's visibility.
 #[proc_macro]

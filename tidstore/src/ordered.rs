@@ -9,8 +9,14 @@
 //! for the next of 256 neighbouring blocks), instead of descending from
 //! the root. Out-of-order TIDs are still answered correctly, by a seek
 //! from the root.
+//!
+//! The same type serves a local store and the read or write lock of a
+//! [`SharedTidStore`](crate::SharedTidStore): its cursor is over either
+//! tree, and the one branch on which it is runs only when the block
+//! changes.
 
 use crate::entry::BlockEntry;
+use crate::shared::SharedBlockTableCursor;
 use crate::store::{BlockTableCursor, TidStore};
 use crate::tid::Tid;
 
@@ -30,7 +36,7 @@ use crate::tid::Tid;
 /// # Ok::<(), tidstore::TidStoreError>(())
 /// ```
 pub struct OrderedLookup<'a> {
-    cursor: BlockTableCursor<'a>,
+    cursor: TableCursor<'a>,
     /// The block last looked up and its entry, if it has one.
     last: Option<(u32, Option<&'a BlockEntry>)>,
 }
@@ -39,14 +45,31 @@ impl TidStore {
     /// A lookup for TIDs probed in ascending order (any order is answered
     /// correctly; ascending order is what makes it fast).
     pub fn ordered_lookup(&self) -> OrderedLookup<'_> {
-        OrderedLookup {
-            cursor: self.table().cursor_at(0),
-            last: None,
+        OrderedLookup::new(TableCursor::Local(self.table().cursor_at(0)))
+    }
+}
+
+/// A cursor over a local or a shared store's tree.
+pub(crate) enum TableCursor<'a> {
+    Local(BlockTableCursor<'a>),
+    Shared(SharedBlockTableCursor<'a>),
+}
+
+impl<'a> TableCursor<'a> {
+    #[inline]
+    fn seek_get(&mut self, block: u32) -> Option<&'a BlockEntry> {
+        match self {
+            TableCursor::Local(cursor) => cursor.seek_get(block),
+            TableCursor::Shared(cursor) => cursor.seek_get(block),
         }
     }
 }
 
-impl OrderedLookup<'_> {
+impl<'a> OrderedLookup<'a> {
+    pub(crate) fn new(cursor: TableCursor<'a>) -> Self {
+        OrderedLookup { cursor, last: None }
+    }
+
     /// Whether `tid` is in the store.
     #[inline]
     pub fn is_member(&mut self, tid: Tid) -> bool {

@@ -14,6 +14,7 @@ use radix_core::shm::{Area, AreaHandle, AreaOptions, ShmError, TreeHandle};
 
 use crate::entry::{BlockEntry, EntryBuf};
 use crate::error::TidStoreError;
+use crate::ordered::{OrderedLookup, TableCursor};
 use crate::store::{block_iter, validate, verify_entries, DeadBlock};
 use crate::tid::Tid;
 
@@ -229,6 +230,13 @@ macro_rules! reads {
                     .is_some_and(|entry| entry.contains(tid.offset()))
             }
 
+            /// A lookup for TIDs probed in ascending order, as
+            /// [`TidStore::ordered_lookup`](crate::TidStore::ordered_lookup)
+            /// makes for a local store: it holds this lock's borrow.
+            pub fn ordered_lookup(&self) -> OrderedLookup<'_> {
+                OrderedLookup::new(TableCursor::Shared(self.guard.cursor_at(0)))
+            }
+
             /// The blocks in ascending order, each with its offsets: the
             /// same [`DeadBlock`] items as a local store's.
             pub fn iter(&self) -> SharedIter<'_> {
@@ -423,15 +431,24 @@ mod tests {
         let total: usize = expected.iter().map(|(_, o)| o.len()).sum();
         assert_eq!(r.num_tids(), total as u64);
         assert_eq!(r.num_blocks(), forms.len());
+        let mut ascending = r.ordered_lookup();
         for (block, offsets) in &expected {
             for o in [0, 1, 2, 3, 4, 5, 64, 65, 99, 100, 300, 301, 2048] {
+                let tid = Tid::new(*block, o);
+                assert_eq!(r.is_member(tid), offsets.contains(&o), "({block},{o})");
                 assert_eq!(
-                    r.is_member(Tid::new(*block, o)),
+                    ascending.is_member(tid),
                     offsets.contains(&o),
-                    "({block},{o})"
+                    "in order ({block},{o})"
                 );
             }
+            assert!(
+                !ascending.is_member(Tid::new(block + 1, 1)),
+                "a block between"
+            );
         }
+        // Out of order is still answered.
+        assert!(ascending.is_member(Tid::new(0, forms[1][0])));
         assert_eq!(r.max_bytes(), 1 << 20);
         drop(r);
         store.write().clear();

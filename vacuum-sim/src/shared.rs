@@ -359,11 +359,21 @@ fn lookups(
     entries: Range<u64>,
     phase: &mut Phase,
 ) -> u64 {
-    let is_member = |tid| reader.is_member(tid);
     let tpp = scenario.tuples_per_page;
     match order {
-        None => correlated_pass(is_member, tpp, entries, phase),
-        Some(permutation) => random_pass(is_member, tpp, permutation, entries, phase),
+        None => {
+            // A correlated index probes in heap order: the ordered lookup
+            // seeks on from the last block instead of from the root.
+            let mut ascending = reader.ordered_lookup();
+            correlated_pass(|tid| ascending.is_member(tid), tpp, entries, phase)
+        }
+        Some(permutation) => random_pass(
+            |tid| reader.is_member(tid),
+            tpp,
+            permutation,
+            entries,
+            phase,
+        ),
     }
 }
 

@@ -171,6 +171,22 @@ pub trait DeadTidSet {
         }
     }
 
+    /// Counts the members among `tids`, which ascend: the in-order lookup
+    /// phase. Provided as [`is_member`](Self::is_member) per TID (through
+    /// [`is_member_each`](Self::is_member_each) for a
+    /// [`BATCHED`](Self::BATCHED) set); a set with a lookup made for
+    /// ascending probes overrides it, as the project's store does with
+    /// [`TidStore::ordered_lookup`](tidstore::TidStore::ordered_lookup),
+    /// the call a caller that probes in order (vacuum's correlated index
+    /// pass) makes.
+    #[inline(always)]
+    fn count_members_ascending(&self, tids: &[Tid]) -> u64
+    where
+        Self: Sized,
+    {
+        crate::workloads::ts::lookup(self, tids)
+    }
+
     /// Walks the set in block order, giving each block's offsets,
     /// ascending, extracted into a buffer.
     fn for_each_block<F: FnMut(u32, &[u16])>(&self, f: F);

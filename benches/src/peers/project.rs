@@ -121,6 +121,11 @@ impl DeadTidSet for ProjectStore {
         self.0.is_member(tid)
     }
 
+    fn count_members_ascending(&self, tids: &[Tid]) -> u64 {
+        let mut dead = self.0.ordered_lookup();
+        tids.iter().map(|&tid| u64::from(dead.is_member(tid))).sum()
+    }
+
     fn for_each_block<F: FnMut(u32, &[u16])>(&self, mut f: F) {
         let mut buf = [0u16; tidstore::MAX_OFFSET as usize];
         for block in self.0.iter() {

@@ -221,6 +221,19 @@ impl DeadTidSet for ProjectSharedStore {
         }
     }
 
+    /// One read guard and one ordered lookup per [`BATCH`] lookups, as a
+    /// worker of vacuum's index pass probes a correlated index.
+    fn count_members_ascending(&self, tids: &[Tid]) -> u64 {
+        let store = self.store();
+        let mut matched = 0;
+        for batch in tids.chunks(BATCH) {
+            let reader = store.read();
+            let mut dead = reader.ordered_lookup();
+            matched += batch.iter().filter(|&&tid| dead.is_member(tid)).count() as u64;
+        }
+        matched
+    }
+
     /// The whole walk under one read guard, as vacuum's heap pass reads
     /// the store.
     fn for_each_block<F: FnMut(u32, &[u16])>(&self, mut f: F) {

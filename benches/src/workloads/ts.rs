@@ -269,10 +269,14 @@ impl TsData {
     }
 
     /// The lookup phase: `is_member` for every index TID in `order`; the
-    /// number matched.
+    /// number matched. In block order, a set answers through
+    /// [`DeadTidSet::count_members_ascending`].
     #[inline(never)]
     pub fn lookup<S: DeadTidSet>(&self, set: &S, order: Order) -> u64 {
-        lookup(set, self.index_tids(order))
+        match order {
+            Order::Ordered => set.count_members_ascending(&self.ordered),
+            Order::Shuffled => lookup(set, &self.shuffled),
+        }
     }
 }
 

@@ -352,3 +352,66 @@ fn segments_grow_then_go_back() {
     assert!(format!("{area:?}").contains("memory_usage"));
     assert!(format!("{tree:?}").contains("tree-0-1"));
 }
+
+#[test]
+fn views_seek_compare_and_write_through_mutable_iterators() {
+    let area = area(None);
+    let evens = SharedTree::<U64Auto>::create_in(&area).unwrap();
+    let all = SharedTree::<U64Auto>::create_in(&area).unwrap();
+    let count = n(2000, 120) as u64;
+    let model: BTreeMap<u64, u64> = (0..count).map(|i| (spread(i) & !1, i)).collect();
+    {
+        let (mut e, mut a) = (evens.write(), all.write());
+        for (&k, &v) in &model {
+            e.insert(k, v).unwrap();
+            a.insert(k, v).unwrap();
+            a.insert(k | 1, v).unwrap();
+        }
+        for (k, v) in e.iter_mut() {
+            *v = k.wrapping_add(*v);
+        }
+        for v in a.values_mut() {
+            *v += 1;
+        }
+        for (_, v) in a.range_mut(..1 << 20) {
+            *v = 0;
+        }
+        e.verify().unwrap();
+        a.verify().unwrap();
+    }
+    let (e, a) = (evens.read(), all.read());
+    assert!(e
+        .iter()
+        .map(|(k, &v)| (k, v))
+        .eq(model.iter().map(|(&k, &v)| (k, k.wrapping_add(v)))));
+    for (&k, &v) in &model {
+        let expected = if k < 1 << 20 { 0 } else { v + 1 };
+        assert_eq!(a.get(k | 1), Some(&expected));
+    }
+    let mut cursor = a.cursor_front();
+    for (&k, _) in model.iter().step_by(7) {
+        assert_eq!(e.first_at_or_after(k).map(|(k, _)| k), Some(k));
+        assert_eq!(
+            e.first_at_or_after(k + 1),
+            model
+                .range(k + 1..)
+                .next()
+                .map(|(&k, _)| (k, e.get(k).unwrap()))
+        );
+        assert_eq!(e.last_at_or_before(k | 1).map(|(k, _)| k), Some(k));
+        assert!(cursor.seek_get(k | 1).is_some());
+        assert!(
+            cursor.seek_get(k | 1).is_some(),
+            "a repeated probe finds it again"
+        );
+    }
+    assert_eq!(
+        e.cursor_at(1).next().map(|(k, _)| k),
+        model.range(1..).next().map(|(&k, _)| k)
+    );
+    assert!(e.is_subset(&a) && a.is_superset(&e) && !a.is_subset(&e));
+    assert!(!e.is_disjoint(&a) && e.is_subset(&e));
+    drop((e, a));
+    evens.destroy().unwrap();
+    all.destroy().unwrap();
+}

@@ -13,7 +13,7 @@ use crate::config::{Compression, Config, Removable};
 use crate::key::Key;
 use crate::tree::{InputOf, LayoutOf, OldOf, ValueOf};
 use crate::value::{MutableLayout, ValueLayout};
-use crate::{Iter, Keys, Range, RawTree, Stats, Values};
+use crate::{Cursor, Iter, IterMut, Keys, Range, RangeMut, RawTree, Stats, Values, ValuesMut};
 
 /// What a fingerprint's words mean, for error messages.
 const PARTS: [&str; FINGERPRINT_WORDS] = [
@@ -358,6 +358,47 @@ impl<C: Config<Memory = SharedMemory>> TreeView<C> {
         self.raw.last_key_value()
     }
 
+    /// The entry with the smallest key at or after `key`, if any (see
+    /// [`RawTree::first_at_or_after`]).
+    pub fn first_at_or_after(&self, key: C::Key) -> Option<(C::Key, &ValueOf<C>)> {
+        self.raw.first_at_or_after(key)
+    }
+
+    /// The entry with the largest key at or before `key`, if any (see
+    /// [`RawTree::last_at_or_before`]).
+    pub fn last_at_or_before(&self, key: C::Key) -> Option<(C::Key, &ValueOf<C>)> {
+        self.raw.last_at_or_before(key)
+    }
+
+    /// A cursor in the gap just before the first entry at or after `key`
+    /// (see [`RawTree::cursor_at`]): for a worker that probes keys in
+    /// ascending order, [`Cursor::seek_get`] starts each lookup from where
+    /// the last one ended.
+    pub fn cursor_at(&self, key: C::Key) -> Cursor<'_, C> {
+        self.raw.cursor_at(key)
+    }
+
+    /// A cursor before the first entry.
+    pub fn cursor_front(&self) -> Cursor<'_, C> {
+        self.raw.cursor_front()
+    }
+
+    /// Whether every key of this tree is in `other` (values are not
+    /// compared); `other` may be this tree's own view or another tree's.
+    pub fn is_subset(&self, other: &TreeView<C>) -> bool {
+        self.raw.is_subset(&other.raw)
+    }
+
+    /// Whether every key of `other` is in this tree.
+    pub fn is_superset(&self, other: &TreeView<C>) -> bool {
+        self.raw.is_superset(&other.raw)
+    }
+
+    /// Whether this tree and `other` have no key in common.
+    pub fn is_disjoint(&self, other: &TreeView<C>) -> bool {
+        self.raw.is_disjoint(&other.raw)
+    }
+
     /// The number of keys.
     pub fn len(&self) -> usize {
         self.raw.len()
@@ -524,6 +565,31 @@ impl<C: Config<Memory = SharedMemory>> WriteGuard<'_, C> {
         C::Layout: MutableLayout,
     {
         self.view.raw.get_mut(key)
+    }
+
+    /// The entries as `(key, &mut value)`, in ascending key order.
+    pub fn iter_mut(&mut self) -> IterMut<'_, C>
+    where
+        C::Layout: MutableLayout,
+    {
+        self.view.raw.iter_mut()
+    }
+
+    /// The entries whose keys lie in `range` as `(key, &mut value)`, in
+    /// ascending key order.
+    pub fn range_mut<R: RangeBounds<C::Key>>(&mut self, range: R) -> RangeMut<'_, C>
+    where
+        C::Layout: MutableLayout,
+    {
+        self.view.raw.range_mut(range)
+    }
+
+    /// The values, mutably, in ascending key order.
+    pub fn values_mut(&mut self) -> ValuesMut<'_, C>
+    where
+        C::Layout: MutableLayout,
+    {
+        self.view.raw.values_mut()
     }
 
     /// Removes every key, returning all node and leaf memory to the area.
