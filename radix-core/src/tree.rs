@@ -499,6 +499,21 @@ impl<C: Config> RawTree<C> {
         table
     };
 
+    /// Per class, the count at or below which a node may shrink (0 for a
+    /// class with no smaller kind): the one compare a removal makes before
+    /// [`shrink_target`](Self::shrink_target)'s walk of the shrink chain.
+    const SHRINK_AT: [usize; MAX_CLASSES] = {
+        let mut table = [0; MAX_CLASSES];
+        let mut class = 0;
+        while class < C::SIZE_CLASSES.len() {
+            if let Some((_, threshold)) = Self::SHRINK[class] {
+                table[class] = threshold;
+            }
+            class += 1;
+        }
+        table
+    };
+
     /// A tree from its parts.
     ///
     /// # Safety
@@ -835,16 +850,26 @@ impl<C: Config> RawTree<C> {
         on_replace: impl FnOnce(&ValueOf<C>),
     ) -> Result<Option<OldOf<C>>, MemError<C>> {
         let chunk = key.chunk(0);
+        // One kind dispatch for the search and the insert into a node with
+        // room (the common case); only a full node goes through `add_child`,
+        // which grows it.
         // SAFETY: the caller's contract; the replaced slot value is live
         // (its value shown to `on_replace`) until `take` consumes it.
         unsafe {
             let node = follow::<C>(mem, loc.read());
-            if let Some(slot) = find_slot::<SlotOf<C>>(node, chunk) {
-                let mut old = slot.read();
-                slot.write(slot_value);
-                on_replace(LayoutOf::<C>::get(NonNull::from(&mut old), mem));
-                return Ok(Some(LayoutOf::<C>::take(old, mem)));
-            }
+            dispatch!(node.kind(), K => {
+                let addr = node.addr_as(K::KIND);
+                if let Some(slot) = K::find::<SlotOf<C>>(addr, chunk) {
+                    let mut old = slot.read();
+                    slot.write(slot_value);
+                    on_replace(LayoutOf::<C>::get(NonNull::from(&mut old), mem));
+                    return Ok(Some(LayoutOf::<C>::take(old, mem)));
+                }
+                if node::count(addr) < C::SIZE_CLASSES.capacity(node::class(addr)) {
+                    K::insert::<SlotOf<C>>(addr, chunk, slot_value);
+                    return Ok(None);
+                }
+            });
             if C::Memory::FALLIBLE {
                 let mut needs = Needs::NONE;
                 Self::grow_needs(&mut needs, node, 0);
@@ -1228,8 +1253,11 @@ impl<C: Config> RawTree<C> {
     ) {
         // SAFETY: forwarded contract.
         unsafe {
-            let class = node::class(node.addr());
-            let target = Self::shrink_target(node::count(node.addr()), class);
+            let (count, class) = (node::count(node.addr()), node::class(node.addr()));
+            if count > Self::SHRINK_AT[class % MAX_CLASSES] {
+                return;
+            }
+            let target = Self::shrink_target(count, class);
             if target != class {
                 let new = Self::convert::<S>(mem, node, target, shift);
                 Self::relink(mem, loc, new);

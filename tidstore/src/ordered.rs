@@ -71,18 +71,26 @@ impl<'a> OrderedLookup<'a> {
     }
 
     /// Whether `tid` is in the store.
-    #[inline]
+    //
+    // Always inlined, with the seek apart: the probe of the remembered
+    // block is a compare and a bit test, and a call around it cost TS-2 to
+    // TS-4's in-order passes 2x to 2.6x when LLVM stopped inlining it.
+    #[inline(always)]
     pub fn is_member(&mut self, tid: Tid) -> bool {
         let block = tid.block();
         let entry = match self.last {
             Some((last, entry)) if last == block => entry,
-            _ => {
-                let entry = self.cursor.seek_get(block);
-                self.last = Some((block, entry));
-                entry
-            }
+            _ => self.seek(block),
         };
         entry.is_some_and(|entry| entry.contains(tid.offset()))
+    }
+
+    /// Moves to `block` and remembers its entry.
+    #[inline]
+    fn seek(&mut self, block: u32) -> Option<&'a BlockEntry> {
+        let entry = self.cursor.seek_get(block);
+        self.last = Some((block, entry));
+        entry
     }
 }
 

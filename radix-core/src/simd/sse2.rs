@@ -77,8 +77,8 @@ pub fn pad(chunks: &mut [u8; GROUP_BYTES], from: usize, key: u8) {
     // `from` are at most 32, so the signed byte compare is exact.
     unsafe {
         let (lo, hi) = halves(chunks);
-        let bound = _mm_set1_epi8(from as i8);
-        let fill = _mm_set1_epi8(key as i8);
+        let bound = broadcast(from as u8);
+        let fill = broadcast(key);
         let low_idx = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
         let high_idx = _mm_add_epi8(low_idx, _mm_set1_epi8(16));
         let blend = |old: __m128i, idx: __m128i| {
