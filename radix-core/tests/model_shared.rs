@@ -342,22 +342,12 @@ impl Arbitrary for Ops {
 
     /// Drops blocks of operations, halving the block size down to one.
     fn shrink(&self) -> Box<dyn Iterator<Item = Self>> {
-        let ops = self.ops.clone();
         let limit = self.limit;
-        let n = ops.len();
-        let mut candidates = Vec::new();
-        let mut size = n / 2;
-        while size > 0 {
-            let mut start = 0;
-            while start < n {
-                let mut fewer = ops.clone();
-                fewer.drain(start..(start + size).min(n));
-                candidates.push(Ops { ops: fewer, limit });
-                start += size;
-            }
-            size /= 2;
-        }
-        Box::new(candidates.into_iter())
+        Box::new(
+            common::without_blocks(&self.ops)
+                .into_iter()
+                .map(move |ops| Ops { ops, limit }),
+        )
     }
 }
 

@@ -8,7 +8,9 @@
 //!   derived from a 64-bit *tag*, check a value against its tag, and say
 //!   whether a tag's value lives in a leaf and how many leaf bytes it costs;
 //! - [`SplitMix64`] is the seeded generator all suites use, so a failure
-//!   reproduces from its seed.
+//!   reproduces from its seed;
+//! - [`without_blocks`] is the shrinker of the quickcheck suites' operation
+//!   lists.
 //!
 //! Each test file compiles this module separately and uses part of it.
 #![allow(dead_code, unused_macros, unused_imports)]
@@ -645,4 +647,22 @@ pub fn in_bounds(w: u128, lo: Bound<u128>, hi: Bound<u128>) -> bool {
         Bound::Excluded(h) => w < h,
         Bound::Unbounded => true,
     })
+}
+
+/// Every copy of `ops` with one block of operations removed, for block
+/// sizes halving from half the list down to one: the candidates a
+/// quickcheck `shrink` of an operation list offers, coarsest first.
+pub fn without_blocks<T: Clone>(ops: &[T]) -> Vec<Vec<T>> {
+    let n = ops.len();
+    let mut candidates = Vec::new();
+    let mut size = n / 2;
+    while size > 0 {
+        for start in (0..n).step_by(size) {
+            let mut fewer = ops.to_vec();
+            fewer.drain(start..(start + size).min(n));
+            candidates.push(fewer);
+        }
+        size /= 2;
+    }
+    candidates
 }
