@@ -1104,3 +1104,44 @@ macro_rules! impl_fuzz_map {
         }
     };
 }
+
+/// Declares the tree under test once per compression (`Tree`: none,
+/// `LazyTree`: lazy, `PathTree`: path, `FullTree`: full), each with
+/// [`impl_fuzz_map!`], and `fn trees(insert_only)`, one of each, for
+/// [`check_trees`](crate::check_trees): the body of every `tree_*` target.
+/// The uncompressed tree names its compression too, so that it stays
+/// uncompressed whatever the macro's default for the key.
+///
+/// ```ignore
+/// radix_fuzz::trees_per_compression!(key: u64, value: u64, layout: embedded, sized);
+/// fuzz_target!(|input: Input| check_trees(&input, trees(input.insert_only)));
+/// ```
+#[macro_export]
+macro_rules! trees_per_compression {
+    (key: $key:ty, value: $value:ty, layout: $layout:ident, $api:ident) => {
+        $crate::trees_per_compression!(@each $key, $value, $layout, $api;
+            Tree: none; LazyTree: lazy; PathTree: path; FullTree: full;);
+    };
+    (@each $key:ty, $value:ty, $layout:ident, $api:ident;
+        $($name:ident: $compression:ident;)*) => {
+        $(
+            radix_core::radix_tree! {
+                /// A tree under test.
+                struct $name {
+                    key: $key,
+                    value: $value,
+                    layout: $layout,
+                    compression: $compression,
+                }
+            }
+            $crate::impl_fuzz_map!($name, $key, $value, $api);
+        )*
+
+        /// One tree of each compression.
+        fn trees(
+            insert_only: bool,
+        ) -> Vec<$crate::DynMap<$key, <$value as $crate::FuzzValue>::Model>> {
+            vec![$(Box::new($name::create(insert_only))),*]
+        }
+    };
+}
