@@ -27,7 +27,7 @@ use std::ops::Bound;
 use radix_core::{Compression, Stats};
 
 use crate::counted;
-use crate::keys::{interval, run_step, Bases, KeyInt};
+use crate::keys::{interval, near_bound, run_step, Bases, KeyInt};
 use crate::map::{
     fold, keeps, merged, retained, rewrites, CursorStep, EntryOutcome, FuzzMap, OwnedItems,
     Snapshot,
@@ -192,16 +192,8 @@ impl<K: KeyInt, M: ModelValue> Harness<K, M> {
                 pattern,
             } => {
                 if let (Some(from), Some(to)) = (self.nth(from), self.nth(to)) {
-                    let bound = |key: K, delta: i8, excluded: bool| {
-                        let key = key.offset(i128::from(delta));
-                        if excluded {
-                            Bound::Excluded(key)
-                        } else {
-                            Bound::Included(key)
-                        }
-                    };
-                    let low = bound(from, from_delta, from_excluded);
-                    let high = bound(to, to_delta, to_excluded);
+                    let low = near_bound(from, from_delta, from_excluded);
+                    let high = near_bound(to, to_delta, to_excluded);
                     self.range(low, high, pattern, at);
                 }
             }

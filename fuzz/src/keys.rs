@@ -135,6 +135,17 @@ pub fn run_step<K: KeyInt>(step: u8) -> u128 {
     }
 }
 
+/// The bound `RangeNear` describes: `key` moved by `delta` (wrapping),
+/// excluded or included.
+pub fn near_bound<K: KeyInt>(key: K, delta: i8, excluded: bool) -> Bound<K> {
+    let key = key.offset(i128::from(delta));
+    if excluded {
+        Bound::Excluded(key)
+    } else {
+        Bound::Included(key)
+    }
+}
+
 /// The inclusive key interval a pair of bounds selects, or `None` when it
 /// is empty (including a start after the end, where `BTreeMap::range`
 /// would panic).

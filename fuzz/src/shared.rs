@@ -37,7 +37,7 @@ use radix_core::shm::{Area, AreaOptions, Backing, SharedMemory, SharedTree, ShmE
 use radix_core::{Compression, Config, ValueOf};
 
 use crate::harness::{check_lazy_leaves, expected_height, same, BATCH, MAX_KEYS};
-use crate::keys::{interval, run_step, Bases, KeyInt, KeySpec};
+use crate::keys::{interval, near_bound, run_step, Bases, KeyInt, KeySpec};
 use crate::map::Previous;
 use crate::ops::{Op, MAX_RUN};
 use crate::values::{mix64, ModelValue};
@@ -793,16 +793,8 @@ impl<C: SharedConfig> Driven for Driver<C> {
                 pattern,
             } => {
                 if let (Some(from), Some(to)) = (self.nth(from), self.nth(to)) {
-                    let bound = |key: C::Key, delta: i8, excluded: bool| {
-                        let key = key.offset(i128::from(delta));
-                        if excluded {
-                            Bound::Excluded(key)
-                        } else {
-                            Bound::Included(key)
-                        }
-                    };
-                    let low = bound(from, from_delta, from_excluded);
-                    let high = bound(to, to_delta, to_excluded);
+                    let low = near_bound(from, from_delta, from_excluded);
+                    let high = near_bound(to, to_delta, to_excluded);
                     self.range(low, high, pattern, at);
                 }
             }
