@@ -63,14 +63,7 @@ struct Ops(Vec<Op>);
 
 impl Arbitrary for Ops {
     fn arbitrary(g: &mut Gen) -> Self {
-        let seed = u64::arbitrary(g);
-        let mut rng = SplitMix64::new(seed);
-        let bases = [
-            rng.next_u128(),
-            rng.next_u128() >> 64,
-            rng.next_u128() >> 100,
-        ];
-        let mut keys = KeyGen { rng, bases };
+        let mut keys = KeyGen::from_seed(u64::arbitrary(g));
         let len = 1 + keys.rng.below(2 * g.size() as u64 + 1) as usize;
         let ops = (0..len)
             .map(|_| {

@@ -290,14 +290,8 @@ const LIMITS: [usize; 4] = [64 << 10, 128 << 10, 192 << 10, 448 << 10];
 impl Ops {
     /// Up to `2 * size + 1` operations derived from `seed`.
     fn generate(seed: u64, size: usize) -> Self {
-        let mut rng = SplitMix64::new(seed);
-        let bases = [
-            rng.next_u128(),
-            rng.next_u128() >> 64,
-            rng.next_u128() >> 100,
-        ];
-        let limit = rng.below(LIMITS.len() as u64) as usize;
-        let mut keys = KeyGen { rng, bases };
+        let mut keys = KeyGen::from_seed(seed);
+        let limit = keys.rng.below(LIMITS.len() as u64) as usize;
         let len = 1 + keys.rng.below(2 * size as u64 + 1) as usize;
         let ops = (0..len)
             .map(|_| {

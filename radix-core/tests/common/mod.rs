@@ -607,6 +607,18 @@ pub struct KeyGen {
 }
 
 impl KeyGen {
+    /// A generator seeded with `seed`, its three bases drawn first: one
+    /// anywhere, one below 2^64, one below 2^28.
+    pub fn from_seed(seed: u64) -> Self {
+        let mut rng = SplitMix64::new(seed);
+        let bases = [
+            rng.next_u128(),
+            rng.next_u128() >> 64,
+            rng.next_u128() >> 100,
+        ];
+        Self { rng, bases }
+    }
+
     pub fn key(&mut self) -> u128 {
         let small = self.rng.below(300) as u128;
         match self.rng.below(8) {
