@@ -109,8 +109,9 @@ mod validate;
 ///   `delete: true`), `clear`, `entry`, `iter`, `iter_mut`, `range`,
 ///   `range_mut`, `keys`, `values`, `values_mut`, `into_keys`,
 ///   `into_values`, `first_key_value`, `last_key_value`,
-///   `first_at_or_after`, `last_at_or_before`, `cursor_at`, `append`,
-///   `union_with`, `is_subset`, `is_superset`, `is_disjoint`, with delete
+///   `first_at_or_after`, `last_at_or_before`, `cursor_at`,
+///   `cursor_front`, `append`, `union_with`, `is_subset`, `is_superset`,
+///   `is_disjoint`, with delete
 ///   `pop_first`, `pop_last`, `retain`, `split_off`, `intersect_with` and
 ///   `difference_with`, and `memory_usage`, `stats`, `verify` and `as_raw`;
 ///   and the traits `Default`, `Debug`, `Clone`, `PartialEq`, `Eq`,

@@ -242,6 +242,12 @@ pub fn inherent(spec: &Spec, names: &Names) -> TokenStream {
                 self.raw.cursor_at(key)
             }
 
+            /// A cursor before the first entry.
+            #[inline]
+            pub fn cursor_front(&self) -> #cursor<'_> {
+                self.raw.cursor_front()
+            }
+
             /// Whether every key of this tree is in `other` (values are not
             /// compared).
             #[inline]

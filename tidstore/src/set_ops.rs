@@ -16,8 +16,12 @@
 //! makes each insert a node search), and replaces the store only when the
 //! operation completes within the store's budget: an operation whose
 //! result would pass `max_bytes` stops, returns
-//! [`TidStoreError::OverBudget`], and leaves the store unchanged. Each
-//! operation costs O(n + m) entries for stores of n and m blocks.
+//! [`TidStoreError::OverBudget`], and leaves the store unchanged. A union
+//! visits every entry of both stores, O(n + m) for stores of n and m
+//! blocks. An intersection, a difference and the subset test move over
+//! the blocks they do not take with cursor seeks, which pass whole
+//! subtrees without visiting their entries: each costs a search of the
+//! levels below the lowest node the two blocks share.
 
 use core::cmp::Ordering;
 
@@ -135,11 +139,13 @@ impl TidStore {
         if self.num_tids() > other.num_tids() || self.num_blocks() > other.num_blocks() {
             return false;
         }
-        let mut theirs = other.table().iter().peekable();
+        // A seek of `other` to each block passes over its blocks between
+        // without visiting them.
+        let mut theirs = other.table().cursor_front();
         self.table().iter().all(|(block, ours)| {
-            while theirs.next_if(|&(b, _)| b < block).is_some() {}
-            match theirs.peek() {
-                Some(&(b, entry)) if b == block => entry_subset(ours, entry),
+            theirs.seek(block);
+            match theirs.peek_next() {
+                Some((b, entry)) if b == block => entry_subset(ours, entry),
                 _ => false,
             }
         })
@@ -162,33 +168,38 @@ impl TidStore {
             }
             Ok(())
         };
-        let mut ours = self.table().iter().peekable();
-        let mut theirs = other.table().iter().peekable();
+        // Cursors, so that blocks the result does not take are skipped by a
+        // seek, which passes over whole subtrees without visiting their
+        // entries: an intersection seeks each side to the other's next
+        // block, a difference seeks `other` to this store's next block.
+        let mut ours = self.table().cursor_front();
+        let mut theirs = other.table().cursor_front();
         loop {
-            let order = match (ours.peek(), theirs.peek()) {
+            let (a, b) = (ours.peek_next(), theirs.peek_next());
+            let order = match (a, b) {
                 (None, None) => break,
                 (Some(_), None) => Ordering::Less,
                 (None, Some(_)) => Ordering::Greater,
-                (Some(&(a, _)), Some(&(b, _))) => a.cmp(&b),
+                (Some((a, _)), Some((b, _))) => a.cmp(&b),
             };
-            match order {
-                Ordering::Less => {
+            match (order, op) {
+                (Ordering::Less, SetOp::Intersection) => match b {
+                    Some((b, _)) => ours.seek(b),
+                    None => break,
+                },
+                (Ordering::Less, _) => {
                     let (block, entry) = ours.next().expect("peeked");
-                    if op != SetOp::Intersection {
-                        push(block, entry, &mut result)?;
-                    } else if theirs.peek().is_none() {
-                        break;
-                    }
+                    push(block, entry, &mut result)?;
                 }
-                Ordering::Greater => {
+                (Ordering::Greater, SetOp::Union) => {
                     let (block, entry) = theirs.next().expect("peeked");
-                    if op == SetOp::Union {
-                        push(block, entry, &mut result)?;
-                    } else if ours.peek().is_none() {
-                        break;
-                    }
+                    push(block, entry, &mut result)?;
                 }
-                Ordering::Equal => {
+                (Ordering::Greater, _) => match a {
+                    Some((a, _)) => theirs.seek(a),
+                    None => break,
+                },
+                (Ordering::Equal, _) => {
                     let (block, a) = ours.next().expect("peeked");
                     let (_, b) = theirs.next().expect("peeked");
                     if let Some(entry) = combine_entries(a, b, op, &mut buf) {

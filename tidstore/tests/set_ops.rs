@@ -46,9 +46,17 @@ impl Arbitrary for Blocks {
     fn arbitrary(g: &mut Gen) -> Self {
         let n = usize::arbitrary(g) % 40;
         let base = if bool::arbitrary(g) { 0 } else { u32::MAX - 64 };
+        // Blocks in one last-level node, or spread over one, two or three
+        // levels, so that the operations' seeks skip whole subtrees.
+        let spread = [0, 5, 11, 19][usize::arbitrary(g) % 4];
         Blocks(
             (0..n)
-                .map(|_| (base + u32::arbitrary(g) % 64, offsets(g)))
+                .map(|_| {
+                    (
+                        base.wrapping_add((u32::arbitrary(g) % 64) << spread),
+                        offsets(g),
+                    )
+                })
                 .collect(),
         )
     }

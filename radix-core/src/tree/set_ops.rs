@@ -2,14 +2,23 @@
 //! `difference_with`, in place, each taking a second tree of the same
 //! configuration.
 //!
-//! Both trees are walked in key order together, so each operation is one
-//! merge of two sorted sequences:
+//! `self` is walked in key order, and `other` followed by a cursor that
+//! seeks to each key of `self`: a seek searches again only the levels below
+//! the lowest node the two keys share, so the subtrees of `other` between
+//! two keys of `self` are passed over without visiting their entries. With
+//! `s` the cost of such a seek (one node search between neighbouring keys,
+//! at most `h`, the height):
 //!
-//! | operation | cost (`n = self.len()`, `m = other.len()`, `h` the height) |
+//! | operation | cost (`n = self.len()`, `m = other.len()`) |
 //! |---|---|
 //! | `union_with` | a lookup and an insert or merge per entry of `other`: O(m·h); inserts in key order reuse the lookup's path |
-//! | `intersect_with` | one walk of each, and an insert in key order per kept entry into a fresh tree: O(n + m + k·h) |
-//! | `difference_with` | the cheaper of one walk of each plus a removal per common entry, and a removal per entry of `other`: O(min(n + m, m·h) + r·h) |
+//! | `intersect_with` | one walk of `self`, a seek per entry, and an insert in key order per kept entry into a fresh tree: O(n·s + k·h) |
+//! | `difference_with` | the cheaper of one walk of `self` with a seek per entry plus a removal per common entry, and a removal per entry of `other`: O(min(n·s, m·h) + r·h) |
+//! | `is_subset`, `is_superset`, `is_disjoint` | a lookup per key of the smaller tree when it is much smaller, otherwise one walk of it with a seek per key |
+//!
+//! None of them yet moves or copies a whole subtree in one step: entries
+//! are inserted and removed one at a time (see `tree/bulk.rs` for the same
+//! about `split_off` and `append`).
 //!
 //! `union_with` takes `other` by value and moves its values; the others
 //! borrow it. A panic in a merge function leaves both trees consistent
@@ -68,8 +77,9 @@ where
     /// `merge(key, &mut ours, &theirs)` on each.
     ///
     /// The kept entries move into a fresh tree, built in key order, which
-    /// then replaces this one: one walk of each tree and an insert per kept
-    /// entry, and the result holds only the memory its entries need
+    /// then replaces this one: one walk of this tree, a seek of a cursor
+    /// over `other` to each of its keys, and an insert per kept entry, and
+    /// the result holds only the memory its entries need
     /// (removing the dropped keys one by one would leave slab blocks part
     /// full). If `merge` panics, the tree keeps the entries merged before.
     ///
@@ -90,11 +100,11 @@ where
         if other.is_empty() {
             return;
         }
-        let mut theirs = other.iter().peekable();
+        let mut theirs = other.cursor_front();
         for (key, mut value) in ours {
-            while theirs.next_if(|&(k, _)| k < key).is_some() {}
-            match theirs.peek() {
-                Some(&(k, other_value)) if k == key => {
+            theirs.seek(key);
+            match theirs.peek_next() {
+                Some((k, other_value)) if k == key => {
                     merge(key, &mut value, other_value);
                     self.insert(key, LayoutOf::<C>::input(value));
                 }
@@ -136,16 +146,17 @@ where
             }
             return;
         }
-        let mut theirs = other.keys().peekable();
+        let mut theirs = other.cursor_front();
         self.retain(|key, _| {
-            while theirs.next_if(|&k| k < key).is_some() {}
-            theirs.peek() != Some(&key)
+            theirs.seek(key);
+            theirs.peek_next().map(|(k, _)| k) != Some(key)
         });
     }
 }
 
 /// Whether every key of `small` is in `large`: a lookup per key when
-/// `small` is much smaller, otherwise one walk of each.
+/// `small` is much smaller, otherwise one walk of `small` and a seek of a
+/// cursor over `large` to each of its keys.
 fn is_subset_keys<C: Config>(small: &RawTree<C>, large: &RawTree<C>) -> bool {
     if small.len() > large.len() {
         return false;
@@ -153,23 +164,24 @@ fn is_subset_keys<C: Config>(small: &RawTree<C>, large: &RawTree<C>) -> bool {
     if small.len().saturating_mul(8) < large.len() {
         return small.keys().all(|key| large.contains_key(key));
     }
-    let mut theirs = large.keys().peekable();
+    let mut theirs = large.cursor_front();
     small.keys().all(|key| {
-        while theirs.next_if(|&k| k < key).is_some() {}
-        theirs.peek() == Some(&key)
+        theirs.seek(key);
+        theirs.peek_next().map(|(k, _)| k) == Some(key)
     })
 }
 
 /// Whether `small` and `large` share a key: a lookup per key when `small`
-/// is much smaller, otherwise one walk of each.
+/// is much smaller, otherwise one walk of `small` and a seek of a cursor
+/// over `large` to each of its keys.
 fn have_common_key<C: Config>(small: &RawTree<C>, large: &RawTree<C>) -> bool {
     if small.len().saturating_mul(8) < large.len() {
         return small.keys().any(|key| large.contains_key(key));
     }
-    let mut theirs = large.keys().peekable();
+    let mut theirs = large.cursor_front();
     small.keys().any(|key| {
-        while theirs.next_if(|&k| k < key).is_some() {}
-        theirs.peek() == Some(&key)
+        theirs.seek(key);
+        theirs.peek_next().map(|(k, _)| k) == Some(key)
     })
 }
 
