@@ -154,35 +154,33 @@ where
     }
 }
 
-/// Whether every key of `small` is in `large`: a lookup per key when
-/// `small` is much smaller, otherwise one walk of `small` and a seek of a
-/// cursor over `large` to each of its keys.
-fn is_subset_keys<C: Config>(small: &RawTree<C>, large: &RawTree<C>) -> bool {
-    if small.len() > large.len() {
-        return false;
-    }
-    if small.len().saturating_mul(8) < large.len() {
-        return small.keys().all(|key| large.contains_key(key));
-    }
+/// For each key of `small`, in order, whether `large` has it: a lookup per
+/// key when `small` is much smaller, otherwise a seek of a cursor over
+/// `large` to each key (the one branch between the two is the same for
+/// every key).
+fn in_large<'a, C: Config>(
+    small: &'a RawTree<C>,
+    large: &'a RawTree<C>,
+) -> impl Iterator<Item = bool> + 'a {
+    let lookups = small.len().saturating_mul(8) < large.len();
     let mut theirs = large.cursor_front();
-    small.keys().all(|key| {
+    small.keys().map(move |key| {
+        if lookups {
+            return large.contains_key(key);
+        }
         theirs.seek(key);
         theirs.peek_next().map(|(k, _)| k) == Some(key)
     })
 }
 
-/// Whether `small` and `large` share a key: a lookup per key when `small`
-/// is much smaller, otherwise one walk of `small` and a seek of a cursor
-/// over `large` to each of its keys.
+/// Whether every key of `small` is in `large`.
+fn is_subset_keys<C: Config>(small: &RawTree<C>, large: &RawTree<C>) -> bool {
+    small.len() <= large.len() && in_large(small, large).all(|found| found)
+}
+
+/// Whether `small` and `large` share a key.
 fn have_common_key<C: Config>(small: &RawTree<C>, large: &RawTree<C>) -> bool {
-    if small.len().saturating_mul(8) < large.len() {
-        return small.keys().any(|key| large.contains_key(key));
-    }
-    let mut theirs = large.cursor_front();
-    small.keys().any(|key| {
-        theirs.seek(key);
-        theirs.peek_next().map(|(k, _)| k) == Some(key)
-    })
+    in_large(small, large).any(|found| found)
 }
 
 /// Key-set comparisons, for every configuration (values are not compared).
