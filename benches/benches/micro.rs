@@ -10,6 +10,13 @@
 //!   (`u64` in its own allocation), `inline` (a 24-byte value in leaf
 //!   nodes), `varlen-6` and `varlen-16` (`VarBytes` of 6 bytes, embedded,
 //!   and of 16 bytes, a leaf).
+//! - `bulk/split_off/L`, `bulk/append-disjoint/L`, `bulk/union-disjoint/L`
+//!   and `bulk/append-interleaved/L`: 262,144 keys (every third integer,
+//!   so last-level nodes are node48s) moved between two trees, with value
+//!   layouts `embedded` and `leaf`: split at the middle key; the upper
+//!   half appended to (or united with) the lower; the odd-numbered keys
+//!   appended to the even-numbered ones, where every last-level node meets
+//!   its counterpart.
 
 mod common;
 
@@ -20,7 +27,7 @@ use benches::peers::RtMap;
 use benches::workloads::rt::{fixed_height_keys, RtData, RT5_FANOUTS, RT5_KEYS, RT6_FANOUTS};
 use benches::workloads::RtCase;
 use criterion::measurement::WallTime;
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion};
 use radix_core::value::VarBytes;
 
 radix_core::radix_tree! {
@@ -64,6 +71,26 @@ radix_core::radix_tree! {
         key: u64,
         value: VarBytes,
         layout: varlen,
+    }
+}
+
+radix_core::radix_tree! {
+    /// `u64` values embedded in the slot word, with removal.
+    struct MovableEmbedded {
+        key: u64,
+        value: u64,
+        layout: embedded,
+        delete: true,
+    }
+}
+
+radix_core::radix_tree! {
+    /// `u64` values in leaves of their own, with removal.
+    struct MovableLeaf {
+        key: u64,
+        value: u64,
+        layout: leaf,
+        delete: true,
     }
 }
 
@@ -230,5 +257,83 @@ fn layouts(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(micro, rt5, rt6, layouts);
+/// Keys the bulk benchmarks move.
+const BULK_KEYS: u64 = 1 << 18;
+
+/// The bulk benchmarks for one tree type: `make` builds a tree from keys.
+fn bulk_of<T: Clone>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    make: impl Fn(&mut dyn Iterator<Item = u64>) -> T,
+    split_off: impl Fn(&mut T, u64) -> T,
+    append: impl Fn(&mut T, &mut T),
+    union: impl Fn(&mut T, T),
+) {
+    let key = |i: u64| i * 3;
+    let whole = make(&mut (0..BULK_KEYS).map(key));
+    let low = make(&mut (0..BULK_KEYS / 2).map(key));
+    let high = make(&mut (BULK_KEYS / 2..BULK_KEYS).map(key));
+    let even = make(&mut (0..BULK_KEYS).step_by(2).map(key));
+    let odd = make(&mut (1..BULK_KEYS).step_by(2).map(key));
+    let middle = key(BULK_KEYS / 2);
+    group.bench_function(format!("split_off/{name}"), |b| {
+        b.iter_batched(
+            || whole.clone(),
+            |mut t| {
+                let upper = split_off(&mut t, middle);
+                (t, upper)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    for (case, a, b) in [
+        ("append-disjoint", &low, &high),
+        ("append-interleaved", &even, &odd),
+    ] {
+        group.bench_function(format!("{case}/{name}"), |bench| {
+            bench.iter_batched(
+                || (a.clone(), b.clone()),
+                |(mut a, mut b)| {
+                    append(&mut a, &mut b);
+                    (a, b)
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    group.bench_function(format!("union-disjoint/{name}"), |bench| {
+        bench.iter_batched(
+            || (low.clone(), high.clone()),
+            |(mut a, b)| {
+                union(&mut a, b);
+                a
+            },
+            BatchSize::LargeInput,
+        )
+    });
+}
+
+fn bulk(c: &mut Criterion) {
+    let mut group = c.benchmark_group("bulk");
+    common::configure(&mut group);
+    bulk_of(
+        &mut group,
+        "embedded",
+        |keys| keys.map(|k| (k, k)).collect::<MovableEmbedded>(),
+        |t, k| t.split_off(k),
+        |a, b| a.append(b),
+        |a, b| a.union_with(b, |_, ours, theirs| *ours ^= theirs),
+    );
+    bulk_of(
+        &mut group,
+        "leaf",
+        |keys| keys.map(|k| (k, k)).collect::<MovableLeaf>(),
+        |t, k| t.split_off(k),
+        |a, b| a.append(b),
+        |a, b| a.union_with(b, |_, ours, theirs| *ours ^= theirs),
+    );
+    group.finish();
+}
+
+criterion_group!(micro, rt5, rt6, layouts, bulk);
 criterion_main!(micro);

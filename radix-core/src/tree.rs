@@ -39,6 +39,7 @@ mod bulk;
 mod clone;
 mod compressed;
 pub(crate) mod entry;
+mod graft;
 #[cfg(test)]
 mod map_tests;
 mod set_ops;

@@ -352,7 +352,9 @@ fn sized_methods(spec: &Spec, names: &Names) -> TokenStream {
             }
 
             /// Moves every entry at or after `key` into a new tree, which it
-            /// returns; the rest stays. O(m × height) for m entries moved.
+            /// returns; the rest stays. Uncompressed (the default), one descent
+            /// along `key` and whole subtrees moved node by node without a
+            /// search; with compression, O(m × height) for m entries moved.
             #[inline]
             #[must_use]
             pub fn split_off(&mut self, key: #key) -> Self {
@@ -402,8 +404,10 @@ fn sized_methods(spec: &Spec, names: &Names) -> TokenStream {
         }
 
         /// Moves every entry of `other` into this tree, leaving `other` empty;
-        /// a key in both takes `other`'s value. O(1) when this tree is empty,
-        /// otherwise an insert per entry, in key order.
+        /// a key in both takes `other`'s value. O(1) when this tree is empty.
+        /// Uncompressed (the default), the trees are walked together and each
+        /// subtree of `other` with no counterpart here moves whole, node by
+        /// node; with compression, an insert per entry, in key order.
         #[inline]
         pub fn append(&mut self, other: &mut Self) {
             self.raw.append(&mut other.raw)
@@ -422,7 +426,9 @@ fn sized_methods(spec: &Spec, names: &Names) -> TokenStream {
         }
 
         /// Adds every entry of `other`, moving its values; where a key is in
-        /// both, `merge(key, &mut ours, theirs)` decides the value that stays.
+        /// both, `merge(key, &mut ours, theirs)` decides the value that stays,
+        /// in ascending key order. Uncompressed (the default), subtrees of
+        /// `other` with no counterpart here move whole, as in `append`.
         #[inline]
         pub fn union_with<F: ::core::ops::FnMut(#key, &mut #value, #value)>(
             &mut self,

@@ -7,13 +7,14 @@
 //! |---|---|
 //! | `pop_first`, `pop_last` | two descents: O(h) |
 //! | `retain` | one walk, plus a removal per rejected entry: O(n + r·h) |
-//! | `split_off` | a removal from `self` and an insert into the result per moved entry: O(m·h), m the entries moved; none when nothing moves |
-//! | `append` | O(1) when `self` is empty (the trees swap); otherwise an insert per entry of `other` in key order, which the insert hint turns into one node search per entry that shares a last-level node with the previous one |
+//! | `split_off` | uncompressed: one descent along the key; every subtree above the key's path moves whole (a copy and a free per node, no search, see `tree/graft.rs`), and the values of the one last-level node on the path one by one: O(h·256 + k), k the nodes moved. Compressed: a removal and an insert per moved entry, O(m·h). O(1) when everything or nothing moves |
+//! | `append` | O(1) when `self` is empty (the trees swap). Uncompressed: one walk of both trees together, moving whole every subtree of `other` under a chunk `self` lacks, so O(k) for disjoint key ranges, O(m) at worst. Compressed: an insert per entry of `other` in key order, which the insert hint turns into one node search per entry that shares a last-level node with the previous one |
 //!
 //! None of them can leave the tree inconsistent when user code panics:
 //! `retain` calls the predicate only while walking, and removes what it
 //! rejected between walks.
 
+use super::graft::TakeTheirs;
 use super::{LayoutOf, RawTree, ValueOf};
 use crate::config::{Config, Removable};
 use crate::key::Key;
@@ -112,6 +113,11 @@ where
     /// returned tree (built on a back end with the same options), the rest
     /// stays.
     ///
+    /// An uncompressed tree moves whole subtrees: only the nodes on the
+    /// path to `key` are searched, and every subtree to the right of that
+    /// path is copied node by node into the new tree's memory, without
+    /// looking at its keys (see the module docs for the costs).
+    ///
     /// ```
     /// use radix_core::RadixMap;
     ///
@@ -121,6 +127,15 @@ where
     /// assert_eq!(high.keys().collect::<Vec<_>>(), [5, 9]);
     /// ```
     pub fn split_off(&mut self, key: C::Key) -> Self {
+        if C::COMPRESSION.is_none() {
+            let empty = Self::with_memory(self.mem.empty_like());
+            return match self.first_key_value() {
+                None => empty,
+                Some((first, _)) if first >= key => core::mem::replace(self, empty),
+                Some(_) if key.above(self.root_shift) => empty,
+                Some(_) => self.split_moving(key),
+            };
+        }
         let mut upper = Self::with_memory(self.mem.empty_like());
         // From the top down: each removal leaves the rest of the range in
         // place, and the inserts into `upper` meet its nodes in key order
@@ -145,6 +160,11 @@ where
     /// Moves every entry of `other` into `self`, leaving `other` empty; a
     /// key in both takes `other`'s value.
     ///
+    /// An uncompressed tree walks both trees together and moves every
+    /// subtree of `other` whose place `self` does not have yet in one piece,
+    /// so appending a tree of larger (or smaller) keys costs about one node
+    /// copy per node moved, not one insert per entry.
+    ///
     /// ```
     /// use radix_core::RadixMap;
     ///
@@ -163,7 +183,12 @@ where
             return;
         }
         let empty = Self::with_memory(other.mem.empty_like());
-        for (key, value) in core::mem::replace(other, empty) {
+        let other = core::mem::replace(other, empty);
+        if C::COMPRESSION.is_none() {
+            self.merge_from(other, TakeTheirs);
+            return;
+        }
+        for (key, value) in other {
             self.insert(key, LayoutOf::<C>::input(value));
         }
     }

@@ -77,9 +77,9 @@ where
     /// `root` is the root of a live tree of configuration `C` on `src`, at
     /// `self.root_shift`, unchanged while this runs; `self` is empty.
     unsafe fn copy_tree(&mut self, src: &LocalMemory, root: NodePtr) {
-        let sizes = Pools::<C>::specs().0.map(|spec| spec.size);
+        let sizes = pool_sizes::<C>();
         // SAFETY: the caller's contract: a live root at `root_shift`.
-        let (twin, shift) = unsafe { self.twin(&sizes, root, self.root_shift) };
+        let (twin, shift) = unsafe { twin_of::<C>(&mut self.mem, &sizes, root, self.root_shift) };
         self.root = Some(stored(&self.mem, twin));
         let (node, twin) = (unflagged::<C>(root), unflagged::<C>(twin));
         if node.is_lazy() || shift == 0 {
@@ -103,7 +103,8 @@ where
             // `node`, so the counterpart slot lies in `twin`.
             let (child, child_twin, child_shift) = unsafe {
                 let child = resolve(src, e.slot.read());
-                let (child_twin, child_shift) = self.twin(&sizes, child, shift - SPAN);
+                let (child_twin, child_shift) =
+                    twin_of::<C>(&mut self.mem, &sizes, child, shift - SPAN);
                 twin_slot(node, twin, e.slot).write(stored(&self.mem, child_twin));
                 (child, child_twin, child_shift)
             };
@@ -118,48 +119,6 @@ where
                 depth += 1;
             }
         }
-    }
-
-    /// A twin of `node` (as a reference names it: with path compression,
-    /// possibly flagged): a fresh object from the same pool holding a copy
-    /// of its whole object, tagged the same way. Also returns the node's
-    /// shift (`start` for a lazy leaf).
-    ///
-    /// # Safety
-    ///
-    /// `node` is a live node or lazy leaf of a tree of configuration `C`
-    /// whose parent's chunk is the one above `start` (or which is the root
-    /// at `start`), and `sizes` are `C`'s pool sizes.
-    unsafe fn twin(
-        &mut self,
-        sizes: &[usize; MAX_POOLS],
-        node: NodePtr,
-        start: u32,
-    ) -> (NodePtr, u32) {
-        let flag = flagged::<C>(node);
-        let node = unflagged::<C>(node);
-        if node.is_lazy() {
-            let pool = Pools::<C>::lazy();
-            let twin = self.mem.alloc_node(pool);
-            // SAFETY: a lazy leaf is the whole object of its pool's size;
-            // the twin is a fresh object of that pool.
-            unsafe { twin.copy_from_nonoverlapping(node.addr(), sizes[pool]) };
-            return (NodePtr::lazy(twin), start);
-        }
-        // SAFETY: the caller's contract: a live node placed at `start`.
-        let (shift, class) = unsafe { (node_shift::<C>(node, start), node::class(node.addr())) };
-        let pool = Pools::<C>::at(class, shift);
-        let object = self.mem.alloc_node(pool);
-        // SAFETY: a node's pool object starts `PREFIX` bytes before it and
-        // is its pool's size (`free_node` frees it so); the twin is a fresh
-        // object of the same pool, disjoint from it.
-        let twin = unsafe {
-            let original = node.addr().byte_sub(Pools::<C>::PREFIX);
-            object.copy_from_nonoverlapping(original, sizes[pool]);
-            object.byte_add(Pools::<C>::PREFIX)
-        };
-        let twin = NodePtr::new(twin, node.kind());
-        (if flag { twin.with_prefixed(true) } else { twin }, shift)
     }
 
     /// Clones the values of `node`, a lazy leaf or a last-level node, into
@@ -283,13 +242,61 @@ impl<C: Config<Memory = LocalMemory>> Drop for Partial<C> {
     }
 }
 
+/// The byte size of each of `C`'s pool objects: what a twin copies.
+pub(super) fn pool_sizes<C: Config>() -> [usize; MAX_POOLS] {
+    Pools::<C>::specs().0.map(|spec| spec.size)
+}
+
+/// A twin of `node` (as a reference names it: with path compression,
+/// possibly flagged): a fresh object from the same pool of `mem` holding a
+/// copy of its whole object, tagged the same way. Also returns the node's
+/// shift (`start` for a lazy leaf). The twin's child references and value
+/// slots are still the original's bytes: the caller rewrites or moves them.
+///
+/// # Safety
+///
+/// `node` is a live node or lazy leaf of a tree of configuration `C`
+/// whose parent's chunk is the one above `start` (or which is the root
+/// at `start`), and `sizes` are `C`'s pool sizes ([`pool_sizes`]).
+pub(super) unsafe fn twin_of<C: Config>(
+    mem: &mut C::Memory,
+    sizes: &[usize; MAX_POOLS],
+    node: NodePtr,
+    start: u32,
+) -> (NodePtr, u32) {
+    let flag = flagged::<C>(node);
+    let node = unflagged::<C>(node);
+    if node.is_lazy() {
+        let pool = Pools::<C>::lazy();
+        let twin = mem.alloc_node(pool);
+        // SAFETY: a lazy leaf is the whole object of its pool's size;
+        // the twin is a fresh object of that pool.
+        unsafe { twin.copy_from_nonoverlapping(node.addr(), sizes[pool]) };
+        return (NodePtr::lazy(twin), start);
+    }
+    // SAFETY: the caller's contract: a live node placed at `start`.
+    let (shift, class) = unsafe { (node_shift::<C>(node, start), node::class(node.addr())) };
+    let pool = Pools::<C>::at(class, shift);
+    let object = mem.alloc_node(pool);
+    // SAFETY: a node's pool object starts `PREFIX` bytes before it and
+    // is its pool's size (`free_node` frees it so); the twin is a fresh
+    // object of the same pool, disjoint from it.
+    let twin = unsafe {
+        let original = node.addr().byte_sub(Pools::<C>::PREFIX);
+        object.copy_from_nonoverlapping(original, sizes[pool]);
+        object.byte_add(Pools::<C>::PREFIX)
+    };
+    let twin = NodePtr::new(twin, node.kind());
+    (if flag { twin.with_prefixed(true) } else { twin }, shift)
+}
+
 /// The slot of `twin` at the place `slot` has in `node`.
 ///
 /// # Safety
 ///
 /// `slot` is a slot of `node`, and `twin` a copy of `node` of its size.
 #[inline(always)]
-unsafe fn twin_slot<S>(node: NodePtr, twin: NodePtr, slot: NonNull<S>) -> NonNull<S> {
+pub(super) unsafe fn twin_slot<S>(node: NodePtr, twin: NodePtr, slot: NonNull<S>) -> NonNull<S> {
     let offset = slot.addr().get() - node.addr().addr().get();
     // SAFETY: the caller's contract: the offset lies inside the twin.
     unsafe { twin.addr().byte_add(offset).cast() }

@@ -12,6 +12,7 @@ use crate::config::Removable;
 use crate::iter::Cursor;
 use crate::mem::LocalMemory;
 use crate::tree::entry::Entry;
+use crate::tree::test_keys::{key, scaled, wide, SplitMix64};
 use crate::value::{Auto, CloneLayout, Inline, Leaf, MutableLayout};
 use crate::{Compression, Config, RawTree, SizeClasses, TreeSet, ValueOf};
 
@@ -291,4 +292,183 @@ fn sets_match_btreeset() {
     c.verify().unwrap();
     assert!(c.iter().eq(ma.intersection(&mb).copied()));
     assert_eq!(a.memory_usage() > 0, !a.is_empty());
+}
+
+/// A random key set of width `C::Key`: dense runs (full last-level
+/// nodes), scattered keys (inner nodes of every size) and, a third of the
+/// time, keys just below the largest (the highest chunks).
+fn moving_keys<K: crate::Key>(rng: &mut SplitMix64, n: usize) -> BTreeSet<u128> {
+    let max = wide(K::MAX);
+    let mut out = BTreeSet::new();
+    while out.len() < n {
+        let base = u128::from(rng.next()) & max;
+        match rng.below(3) {
+            0 => out.extend(
+                (0..rng.below(scaled(300, 40) as u64) as u128).map(|i| base.wrapping_add(i) & max),
+            ),
+            1 => {
+                out.insert(base);
+            }
+            _ => {
+                out.insert(max - (base & 0xFFFF));
+            }
+        }
+    }
+    out
+}
+
+/// `split_off`, `append` and `union_with` against `BTreeMap`, over key
+/// sets spread across every level and trees of different heights, with
+/// `verify()` after each step and every value dropped exactly once: the
+/// uncompressed trees move whole subtrees (`tree/graft.rs`), the
+/// compressed ones entries.
+fn moves<C>()
+where
+    C: Config<Memory = LocalMemory> + Removable,
+    C::Layout: MutableLayout<Value = Counted> + CloneLayout,
+{
+    let live = Rc::new(Cell::new(0));
+    let mut rng = SplitMix64(0x5EED_5B11);
+    let rounds = scaled(40, 2);
+    let size = scaled(2000, 30);
+    let build = |keys: &BTreeSet<u128>, tag: u64| {
+        let mut t = RawTree::<C>::new();
+        let mut model = BTreeMap::new();
+        for (i, &k) in keys.iter().enumerate() {
+            let tag = tag + i as u64;
+            t.insert(
+                key(k),
+                <C::Layout as MutableLayout>::input(Counted::new(tag, &live)),
+            );
+            model.insert(k, tag);
+        }
+        (t, model)
+    };
+    let same = |t: &RawTree<C>, model: &BTreeMap<u128, u64>, at: &str| {
+        t.verify().unwrap_or_else(|e| panic!("{at}: {e}"));
+        assert!(
+            t.iter()
+                .map(|(k, v)| (wide(k), v.tag))
+                .eq(model.iter().map(|(&k, &v)| (k, v))),
+            "{at}: entries differ"
+        );
+    };
+    for round in 0..rounds {
+        let n = 1 + rng.below(size as u64) as usize;
+        let (mut t, mut model) = build(&moving_keys::<C::Key>(&mut rng, n), 0);
+        // Split at a key present, at one drawn at random, and at the ends.
+        let ks: Vec<u128> = model.keys().copied().collect();
+        let max = wide(<C::Key as crate::Key>::MAX);
+        let splits = [
+            ks[rng.below(ks.len() as u64) as usize],
+            u128::from(rng.next()) & max,
+            ks[0],
+            ks[ks.len() - 1],
+            ks[ks.len() - 1].saturating_add(1) & max,
+            0,
+        ];
+        for (i, &at_key) in splits.iter().enumerate() {
+            let at = format!("round {round}, split_off({at_key:#x})");
+            let mut upper = t.split_off(key(at_key));
+            let mut mupper = model.split_off(&at_key);
+            same(&t, &model, &format!("{at}: lower"));
+            same(&upper, &mupper, &format!("{at}: upper"));
+            assert_eq!(live.get(), (model.len() + mupper.len()) as i64, "{at}");
+            if i % 2 == 0 {
+                t.append(&mut upper);
+                model.append(&mut mupper);
+            } else {
+                upper.append(&mut t);
+                mupper.append(&mut model);
+                (t, model) = (upper, mupper);
+                upper = RawTree::new();
+            }
+            same(&t, &model, &format!("{at}: joined again"));
+            assert!(upper.is_empty() && upper.memory_usage() == 0, "{at}");
+        }
+        // An overlapping append: the replaced values are dropped.
+        let n = 1 + rng.below(size as u64) as usize;
+        let mut other_keys = moving_keys::<C::Key>(&mut rng, n);
+        other_keys.extend(ks.iter().step_by(3));
+        let (mut other, mut mother) = build(&other_keys, 1 << 20);
+        t.append(&mut other);
+        model.append(&mut mother);
+        same(&t, &model, &format!("round {round}: overlapping append"));
+        assert!(other.is_empty() && other.memory_usage() == 0);
+        assert_eq!(live.get(), model.len() as i64);
+        // A union: the merge function sees the common keys in order.
+        let n = 1 + rng.below(size as u64) as usize;
+        let mut other_keys = moving_keys::<C::Key>(&mut rng, n);
+        other_keys.extend(model.keys().step_by(2));
+        let (other, mother) = build(&other_keys, 1 << 30);
+        let mut met = Vec::new();
+        t.union_with(other, |k, ours, theirs| {
+            met.push(wide(k));
+            ours.tag += theirs.tag;
+        });
+        let mut common = Vec::new();
+        for (k, v) in mother {
+            match model.get_mut(&k) {
+                Some(ours) => {
+                    common.push(k);
+                    *ours += v;
+                }
+                None => {
+                    model.insert(k, v);
+                }
+            }
+        }
+        assert_eq!(met, common, "round {round}: merge calls");
+        same(&t, &model, &format!("round {round}: union"));
+        assert_eq!(live.get(), model.len() as i64);
+        // A union whose merge function panics: the tree keeps what was
+        // moved or merged before, and nothing of the other tree leaks.
+        let (other, _) = build(&model.keys().step_by(5).copied().collect(), 1 << 40);
+        let before = t.len();
+        let stop = rng.below(1 + other.len() as u64 / 5);
+        let mut calls = 0;
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            t.union_with(other, |_, ours, theirs| {
+                if calls == stop {
+                    panic!("merge {calls}");
+                }
+                calls += 1;
+                ours.tag = theirs.tag;
+            })
+        }));
+        assert!(
+            unwound.is_err(),
+            "round {round}: the merge function panicked"
+        );
+        t.verify().unwrap();
+        assert_eq!(
+            t.len(),
+            before,
+            "round {round}: no key of the other tree is new"
+        );
+        assert_eq!(live.get(), t.len() as i64, "round {round}: after the panic");
+    }
+    assert_eq!(live.get(), 0, "every value dropped exactly once");
+}
+
+#[test]
+fn moves_leaf_values() {
+    moves::<LeafU32>();
+}
+
+#[test]
+fn moves_inline_values_small_classes() {
+    moves::<InlineU16>();
+}
+
+#[test]
+fn moves_fully_compressed() {
+    moves::<AutoU64Full>();
+}
+
+config!(AutoU64, u64, Auto<Counted>, SizeClasses::DEFAULT, None);
+
+#[test]
+fn moves_u64_leaf_values() {
+    moves::<AutoU64>();
 }

@@ -11,20 +11,20 @@
 //!
 //! | operation | cost (`n = self.len()`, `m = other.len()`) |
 //! |---|---|
-//! | `union_with` | a lookup and an insert or merge per entry of `other`: O(m·h); inserts in key order reuse the lookup's path |
+//! | `union_with` | uncompressed: one walk of both trees together, moving whole every subtree of `other` under a chunk `self` lacks (see `tree/graft.rs`): O(k) for disjoint key ranges, k the nodes moved, O(m) at worst. Compressed: a lookup and an insert or merge per entry of `other`: O(m·h); inserts in key order reuse the lookup's path |
 //! | `intersect_with` | one walk of `self`, a seek per entry, and an insert in key order per kept entry into a fresh tree: O(n·s + k·h) |
 //! | `difference_with` | the cheaper of one walk of `self` with a seek per entry plus a removal per common entry, and a removal per entry of `other`: O(min(n·s, m·h) + r·h) |
 //! | `is_subset`, `is_superset`, `is_disjoint` | a lookup per key of the smaller tree when it is much smaller, otherwise one walk of it with a seek per key |
 //!
-//! None of them yet moves or copies a whole subtree in one step: entries
-//! are inserted and removed one at a time (see `tree/bulk.rs` for the same
-//! about `split_off` and `append`).
+//! Only `union_with` moves whole subtrees, since only it owns the other
+//! tree; the others keep `self`'s nodes and read `other`'s.
 //!
 //! `union_with` takes `other` by value and moves its values; the others
 //! borrow it. A panic in a merge function leaves both trees consistent
 //! (user code runs only between changes), though an intersection then
 //! keeps only the entries merged before the panic.
 
+use super::graft::MergeWith;
 use super::{LayoutOf, RawTree, ValueOf};
 use crate::config::{Config, Removable};
 use crate::key::SPAN;
@@ -39,7 +39,13 @@ where
     ValueOf<C>: Sized,
 {
     /// Adds every entry of `other` to `self`. Where a key is in both,
-    /// `merge(key, &mut ours, theirs)` decides the value that stays.
+    /// `merge(key, &mut ours, theirs)` decides the value that stays; it is
+    /// called in ascending key order.
+    ///
+    /// An uncompressed tree walks both trees together and moves each
+    /// subtree of `other` that `self` has no counterpart for in one piece,
+    /// without looking at its keys. If `merge` panics, `self` keeps what
+    /// was merged or moved before, and the rest of `other` is leaked.
     ///
     /// ```
     /// use radix_core::RadixMap;
@@ -55,6 +61,10 @@ where
     {
         if self.is_empty() {
             *self = other;
+            return;
+        }
+        if C::COMPRESSION.is_none() {
+            self.merge_from(other, MergeWith(merge));
             return;
         }
         for (key, value) in other {

@@ -1,0 +1,604 @@
+//! Moving whole subtrees between trees: how `split_off`, `append` and
+//! `union_with` avoid a descent per key in uncompressed trees.
+//!
+//! Each tree owns its memory, so a subtree changes trees as a *move by
+//! copy*: every node of it is copied byte for byte into an object of the
+//! same pool on the receiving back end (the twin [`Clone`] makes, see
+//! `tree/clone.rs`), its child references are rewritten to the copies, and
+//! the original is freed. A value travels inside its node's bytes; only a
+//! value in a leaf of its own ([`Leaf`](crate::value::Leaf) layouts, or
+//! [`Auto`](crate::value::Auto) with a large value) is moved into a leaf of
+//! the receiver. No key is searched for, no node grows through its classes,
+//! and no value's code runs: a subtree of `n` entries in `k` nodes costs `k`
+//! node copies and frees.
+//!
+//! Handing the slab blocks over instead would copy nothing, but a block
+//! also holds nodes of the subtrees that stay behind, and the blocks of a
+//! slab's first few kilobytes (its ramp, see `mem/slab.rs`) are found by
+//! comparing addresses with the slab's own list, which a foreign block is
+//! not on.
+//!
+//! On top of the move:
+//!
+//! - [`RawTree::split_off`] descends once along the split key. At every
+//!   level the children above the key's chunk move to the new tree whole,
+//!   at the last level the values at or above it one by one, and then the
+//!   path's nodes shrink or go, bottom-up, as after a removal.
+//! - [`RawTree::append`] and [`RawTree::union_with`] walk the two trees
+//!   together ([`RawTree::merge_from`]): a child of the other tree whose
+//!   chunk this tree lacks moves whole; where both have it, the walk goes
+//!   down; at the last level the values meet one by one. Appending a tree
+//!   whose keys all lie above this one's thus moves all but the nodes on
+//!   one path in whole subtrees.
+//!
+//! Only uncompressed trees take these paths. With lazy expansion or path
+//! compression a subtree's form depends on its place (a lone key is a lazy
+//! leaf, a single-child node merges into its child and records the skipped
+//! bytes), so each move would have to re-canonicalise both ends; those
+//! trees move their entries one at a time.
+
+use super::clone::{pool_sizes, twin_of, twin_slot};
+use super::{
+    entry_at, find_slot, follow, remove_entry, resolve, stored, walk_nodes, LayoutOf, RawTree,
+    SlotOf, ValueOf, MAX_LEVELS,
+};
+use crate::config::{Config, RefOf, Removable};
+use crate::key::{Key, SPAN};
+use crate::mem::{InfallibleMemory, LocalMemory};
+use crate::node;
+use crate::ptr::NodePtr;
+use crate::value::{MutableLayout, ValueLayout};
+use core::mem::MaybeUninit;
+use core::ptr::NonNull;
+
+/// Moves the subtree under `node`, a node at `shift` on `src`, to `dst`:
+/// returns its copy on `dst` and the number of values it holds. Every node
+/// of the original is freed and every value moved, so the reference to
+/// `node` must not be followed again.
+///
+/// # Safety
+///
+/// `node` is a live node at `shift` of an uncompressed tree of
+/// configuration `C` on `src`, and `dst` serves `C`'s pools.
+unsafe fn move_subtree<C: Config>(
+    src: &mut C::Memory,
+    dst: &mut C::Memory,
+    node: NodePtr,
+    shift: u32,
+) -> (NodePtr, usize)
+where
+    C::Memory: InfallibleMemory,
+    C::Layout: MutableLayout,
+    ValueOf<C>: Sized,
+{
+    debug_assert!(C::COMPRESSION.is_none(), "subtrees move only uncompressed");
+    let sizes = pool_sizes::<C>();
+    // SAFETY: the caller's contract: a live node at `shift`.
+    let (twin, _) = unsafe { twin_of::<C>(dst, &sizes, node, shift) };
+    if shift == 0 {
+        // SAFETY: `twin` is the copy of `node`, a last-level node; once its
+        // values have moved it is freed and not used again.
+        return unsafe {
+            let moved = move_values::<C>(src, dst, node, twin);
+            RawTree::<C>::free_node(src, node, 0);
+            (twin, moved)
+        };
+    }
+    let mut moved = 0;
+    // Frames: an original inner node, its twin, the walk position, its shift.
+    let mut stack = [(node, twin, 0u16, shift); MAX_LEVELS];
+    let mut depth = 1;
+    while depth > 0 {
+        let (node, twin, pos, shift) = stack[depth - 1];
+        // SAFETY: `node` is live until its frame ends; its slots are child
+        // references, each followed once, and the counterpart slot lies in
+        // its twin. A node is freed after its last child was copied.
+        unsafe {
+            let Some(e) = entry_at::<RefOf<C>>(node, pos) else {
+                RawTree::<C>::free_node(src, node, shift);
+                depth -= 1;
+                continue;
+            };
+            stack[depth - 1].2 = e.next;
+            let child = resolve(src, e.slot.read());
+            let child_shift = shift - SPAN;
+            let (child_twin, _) = twin_of::<C>(dst, &sizes, child, child_shift);
+            twin_slot(node, twin, e.slot).write(stored(dst, child_twin));
+            if child_shift == 0 {
+                moved += move_values::<C>(src, dst, child, child_twin);
+                RawTree::<C>::free_node(src, child, 0);
+            } else {
+                // A descent has at most `MAX_LEVELS - 1` inner levels.
+                stack[depth] = (child, child_twin, 0, child_shift);
+                depth += 1;
+            }
+        }
+    }
+    (twin, moved)
+}
+
+/// Moves the values of last-level node `node` on `src` into `twin`, its
+/// byte copy on `dst`, and returns how many there are. Only a value in a
+/// leaf of its own needs work: it moves into a leaf on `dst`.
+///
+/// # Safety
+///
+/// `node` is a live last-level node on `src` and `twin` its copy; `node`'s
+/// slots are not used again.
+unsafe fn move_values<C: Config>(
+    src: &mut C::Memory,
+    dst: &mut C::Memory,
+    node: NodePtr,
+    twin: NodePtr,
+) -> usize
+where
+    C::Memory: InfallibleMemory,
+    C::Layout: MutableLayout,
+    ValueOf<C>: Sized,
+{
+    // SAFETY: the caller's contract; each leaf value is moved out once, and
+    // its slot in the twin (a stale byte copy) overwritten.
+    unsafe {
+        if LayoutOf::<C>::VISIT_ON_DROP {
+            let mut pos = 0;
+            while let Some(e) = entry_at::<SlotOf<C>>(node, pos) {
+                if LayoutOf::<C>::is_leaf(e.slot) {
+                    twin_slot(node, twin, e.slot).write(move_slot::<C>(e.slot.read(), src, dst));
+                }
+                pos = e.next;
+            }
+        }
+        node::count(node.addr())
+    }
+}
+
+/// A slot value made on `src`, remade on `dst`: its leaf, if it has one,
+/// freed on `src` and its value moved into a new one.
+///
+/// # Safety
+///
+/// `slot` is a live slot value made on `src`, removed from its node (or
+/// from a node that is freed without dropping it).
+unsafe fn move_slot<C: Config>(
+    slot: SlotOf<C>,
+    src: &mut C::Memory,
+    dst: &mut C::Memory,
+) -> SlotOf<C>
+where
+    C::Memory: InfallibleMemory,
+    C::Layout: MutableLayout,
+    ValueOf<C>: Sized,
+{
+    // SAFETY: the caller's contract.
+    let value = unsafe { LayoutOf::<C>::into_value(slot, src) };
+    let Ok(slot) = LayoutOf::<C>::into_slot(LayoutOf::<C>::input(value), dst);
+    slot
+}
+
+/// Lists the chunks of `node` at or above `first` in `out`, returning how
+/// many there are.
+///
+/// # Safety
+///
+/// `node` is live with slots `S`.
+unsafe fn chunks_from<S>(node: NodePtr, first: u8, out: &mut [u8; 256]) -> usize {
+    let mut count = 0;
+    // SAFETY: the caller's contract.
+    unsafe {
+        let mut pos = super::seek(node, first);
+        while let Some(e) = entry_at::<S>(node, pos) {
+            out[count] = e.chunk;
+            count += 1;
+            pos = e.next;
+        }
+    }
+    count
+}
+
+/// What [`RawTree::merge_from`] does with a value of the other tree whose
+/// key this tree already has.
+pub(super) trait OnBoth<C: Config> {
+    /// Settles `key`, whose value here is in `ours` and whose value from
+    /// the other tree is the slot value `theirs`, made on `mem`.
+    ///
+    /// # Safety
+    ///
+    /// `ours` is a live value slot of a tree on `mem`, and `theirs` a slot
+    /// value made on `mem` that this call consumes.
+    unsafe fn settle(
+        &mut self,
+        key: C::Key,
+        ours: NonNull<SlotOf<C>>,
+        theirs: SlotOf<C>,
+        mem: &mut C::Memory,
+    );
+}
+
+/// `append`: the other tree's value replaces ours, which is dropped.
+pub(super) struct TakeTheirs;
+
+impl<C: Config> OnBoth<C> for TakeTheirs
+where
+    C::Memory: InfallibleMemory,
+{
+    unsafe fn settle(
+        &mut self,
+        _key: C::Key,
+        ours: NonNull<SlotOf<C>>,
+        theirs: SlotOf<C>,
+        mem: &mut C::Memory,
+    ) {
+        // SAFETY: the caller's contract; the replaced slot value is
+        // consumed once, after the slot holds its successor, so a panic in
+        // its `Drop` leaves the tree whole.
+        unsafe {
+            let old = ours.replace(theirs);
+            drop(LayoutOf::<C>::take(old, mem));
+        }
+    }
+}
+
+/// `union_with`: a merge function decides the value that stays.
+pub(super) struct MergeWith<F>(pub(super) F);
+
+impl<C: Config, F> OnBoth<C> for MergeWith<F>
+where
+    C::Memory: InfallibleMemory,
+    C::Layout: MutableLayout,
+    ValueOf<C>: Sized,
+    F: FnMut(C::Key, &mut ValueOf<C>, ValueOf<C>),
+{
+    unsafe fn settle(
+        &mut self,
+        key: C::Key,
+        ours: NonNull<SlotOf<C>>,
+        theirs: SlotOf<C>,
+        mem: &mut C::Memory,
+    ) {
+        // SAFETY: the caller's contract; `theirs` is consumed into the
+        // value the merge function takes, and `ours` stays in its node.
+        unsafe {
+            let theirs = LayoutOf::<C>::into_value(theirs, mem);
+            (self.0)(key, LayoutOf::<C>::get_mut(ours, mem), theirs);
+        }
+    }
+}
+
+/// A frame of [`MergeWalk`]: where our node is held, the other tree's node
+/// at the same place, the walk position in it, the shift, and the key bits
+/// above.
+type MergeFrame<C> = (NonNull<RefOf<C>>, NodePtr, u16, u32, <C as Config>::Key);
+
+/// The walk of [`RawTree::merge_from`] over the other tree, which also
+/// knows what a panic while settling a key leaves behind there.
+struct MergeWalk<'a, C: Config> {
+    /// The other tree's memory; its root is detached.
+    src: &'a mut C::Memory,
+    stack: [MergeFrame<C>; MAX_LEVELS],
+    depth: usize,
+}
+
+impl<C: Config> Drop for MergeWalk<'_, C> {
+    /// Frames are left only when settling a key panicked: drops the
+    /// values each frame's node has at and after its position (an inner
+    /// frame's position is past the child the frame above it walks). The
+    /// nodes go when the other tree's memory is released.
+    fn drop(&mut self) {
+        if !LayoutOf::<C>::VISIT_ON_DROP {
+            return;
+        }
+        for &(_, theirs, pos, shift, _) in &self.stack[..self.depth] {
+            // SAFETY: the walk's nodes are live, and the values at and
+            // after each frame's position are the ones not moved yet: each
+            // is dropped once.
+            unsafe {
+                let mut pos = pos;
+                if shift == 0 {
+                    drop_values_from::<C>(self.src, theirs, pos);
+                    continue;
+                }
+                while let Some(e) = entry_at::<RefOf<C>>(theirs, pos) {
+                    pos = e.next;
+                    let child = resolve(&*self.src, e.slot.read());
+                    walk_nodes::<C, _>(self.src, child, shift - SPAN, |src, visit| {
+                        if visit.shift == 0 {
+                            drop_values_from::<C>(src, visit.node, 0);
+                        }
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Drops the values of last-level node `node` at and after walk position
+/// `pos`.
+///
+/// # Safety
+///
+/// `node` is a live last-level node on `mem` whose values there are not
+/// used again.
+unsafe fn drop_values_from<C: Config>(mem: &mut C::Memory, node: NodePtr, mut pos: u16) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        while let Some(e) = entry_at::<SlotOf<C>>(node, pos) {
+            pos = e.next;
+            LayoutOf::<C>::drop_slot(e.slot, mem);
+        }
+    }
+}
+
+impl<C: Config> RawTree<C>
+where
+    C::Memory: InfallibleMemory,
+    C::Layout: MutableLayout,
+    ValueOf<C>: Sized,
+{
+    /// Moves every entry of `other` into this uncompressed tree, walking
+    /// both together (see the module docs); `on_both` settles the keys in
+    /// both. `other` is left empty, and its memory holds nothing.
+    ///
+    /// A panic in `on_both` leaves this tree whole, with the entries moved
+    /// so far; the values of `other` not yet moved are dropped.
+    pub(super) fn merge_from(&mut self, mut other: Self, mut on_both: impl OnBoth<C>) {
+        debug_assert!(C::COMPRESSION.is_none(), "subtrees move only uncompressed");
+        if self.root.is_none() {
+            core::mem::swap(self, &mut other);
+            return;
+        }
+        // Detached: `other` now drops as an empty tree, releasing its
+        // memory wholesale without visiting a slot.
+        let Some(src_root) = other.root.take() else {
+            return;
+        };
+        other.len = 0;
+        self.hint = super::InsertHint::NONE;
+        while self.root_shift < other.root_shift {
+            self.add_level();
+        }
+        let src = &mut other.mem;
+        let dst = &mut self.mem;
+        let len = &mut self.len;
+        let src_root = resolve(src, src_root);
+        let src_shift = other.root_shift;
+        // SAFETY: locations are derived from the root field once and then
+        // only from nodes of this tree; a node is changed (grown by
+        // `add_child`) only after every location inside it is done with,
+        // since the walk finishes a child before adding to its parent. The
+        // other tree is detached: each of its nodes is read until its
+        // entries are all moved, then freed.
+        unsafe {
+            let mut loc = NonNull::from(self.root.as_mut().expect("non-empty tree"));
+            // The other tree's root stands for keys with every chunk above
+            // its own zero: follow chunk 0 down to its level.
+            let mut shift = self.root_shift;
+            while shift > src_shift {
+                let node = follow::<C>(dst, loc.read());
+                match find_slot::<RefOf<C>>(node, 0) {
+                    Some(child) => loc = child,
+                    None => {
+                        let (twin, moved) = move_subtree::<C>(src, dst, src_root, src_shift);
+                        let twin = Self::chain_to(dst, twin, src_shift, shift - SPAN);
+                        Self::add_child(dst, loc, node, 0, stored(dst, twin), shift);
+                        *len += moved;
+                        return;
+                    }
+                }
+                shift -= SPAN;
+            }
+            let mut walk = MergeWalk::<C> {
+                src,
+                stack: [(loc, src_root, 0, shift, C::Key::MIN); MAX_LEVELS],
+                depth: 1,
+            };
+            while walk.depth > 0 {
+                let top = walk.depth - 1;
+                let (loc, theirs, pos, shift, prefix) = walk.stack[top];
+                if shift == 0 {
+                    while let Some(e) = entry_at::<SlotOf<C>>(theirs, walk.stack[top].2) {
+                        walk.stack[top].2 = e.next;
+                        let slot = move_slot::<C>(e.slot.read(), walk.src, dst);
+                        let node = follow::<C>(dst, loc.read());
+                        match find_slot::<SlotOf<C>>(node, e.chunk) {
+                            Some(ours) => {
+                                on_both.settle(prefix.with_chunk(0, e.chunk), ours, slot, dst)
+                            }
+                            None => {
+                                Self::add_child(dst, loc, node, e.chunk, slot, 0);
+                                *len += 1;
+                            }
+                        }
+                    }
+                    Self::free_node(walk.src, theirs, 0);
+                    walk.depth -= 1;
+                    continue;
+                }
+                let Some(e) = entry_at::<RefOf<C>>(theirs, pos) else {
+                    Self::free_node(walk.src, theirs, shift);
+                    walk.depth -= 1;
+                    continue;
+                };
+                walk.stack[top].2 = e.next;
+                let child = resolve(walk.src, e.slot.read());
+                let node = follow::<C>(dst, loc.read());
+                match find_slot::<RefOf<C>>(node, e.chunk) {
+                    Some(ours) => {
+                        let prefix = prefix.with_chunk(shift, e.chunk);
+                        walk.stack[walk.depth] = (ours, child, 0, shift - SPAN, prefix);
+                        walk.depth += 1;
+                    }
+                    None => {
+                        let (twin, moved) = move_subtree::<C>(walk.src, dst, child, shift - SPAN);
+                        Self::add_child(dst, loc, node, e.chunk, stored(dst, twin), shift);
+                        *len += moved;
+                    }
+                }
+            }
+        }
+    }
+
+    /// `node`, a node at `from`, below a chain of fresh single-child nodes
+    /// reaching up to level `to` by chunk 0: the place of a root of
+    /// height `from` in a tree of height above `to`.
+    fn chain_to(mem: &mut C::Memory, mut node: NodePtr, from: u32, to: u32) -> NodePtr {
+        let mut shift = from + SPAN;
+        while shift <= to {
+            let parent = Self::new_node(mem, 0, shift, C::Key::MIN);
+            // SAFETY: a fresh node is empty and has room for one child.
+            unsafe { super::insert_entry(parent, 0, stored(mem, node)) };
+            node = parent;
+            shift += SPAN;
+        }
+        node
+    }
+}
+
+impl<C: Config<Memory = LocalMemory> + Removable> RawTree<C>
+where
+    C::Layout: MutableLayout,
+    ValueOf<C>: Sized,
+{
+    /// `split_off` for an uncompressed tree that holds keys on both sides
+    /// of `key` within its height (see the module docs): returns the tree
+    /// of the keys at or after `key`.
+    pub(super) fn split_moving(&mut self, key: C::Key) -> Self {
+        debug_assert!(C::COMPRESSION.is_none(), "subtrees move only uncompressed");
+        let mut upper_mem = self.mem.empty_like();
+        let mut upper_root: Option<RefOf<C>> = None;
+        let mut moved = 0;
+        self.hint = super::InsertHint::NONE;
+        let top = self.root_shift;
+        let mem = &mut self.mem;
+        // SAFETY: as in `try_remove`: the locations in `path` are derived
+        // from the root field once and then from this tree's nodes, and are
+        // used bottom-up, each before its parent node changes. The upper
+        // tree's locations are derived the same way from `upper_root`, and
+        // a node of it only grows before any location inside it is taken.
+        unsafe {
+            let root_loc = NonNull::from(self.root.as_mut().expect("non-empty tree"));
+            let upper_root_loc = NonNull::from(&mut upper_root);
+            let mut path = [MaybeUninit::<NonNull<RefOf<C>>>::uninit(); MAX_LEVELS];
+            let mut upper_path = [None::<NonNull<RefOf<C>>>; MAX_LEVELS];
+            let mut loc = root_loc;
+            let mut depth = 0;
+            let mut shift = top;
+            // The upper tree's node at `depth`, made (with those above it)
+            // the first time something moves into it.
+            let mut upper_at = |depth: usize, upper_mem: &mut LocalMemory| {
+                let mut d = upper_path[..=depth]
+                    .iter()
+                    .take_while(|l| l.is_some())
+                    .count();
+                while d <= depth {
+                    let shift = top - d as u32 * SPAN;
+                    let new = Self::new_node(upper_mem, 0, shift, key);
+                    upper_path[d] = Some(if d == 0 {
+                        upper_root_loc.write(Some(stored(upper_mem, new)));
+                        NonNull::from((*upper_root_loc.as_ptr()).as_mut().expect("just set"))
+                    } else {
+                        let parent_loc = upper_path[d - 1].expect("made above");
+                        let parent = follow::<C>(upper_mem, parent_loc.read());
+                        let chunk = key.chunk(shift + SPAN);
+                        Self::add_child(
+                            upper_mem,
+                            parent_loc,
+                            parent,
+                            chunk,
+                            stored(upper_mem, new),
+                            shift + SPAN,
+                        );
+                        let parent = follow::<C>(upper_mem, parent_loc.read());
+                        find_slot::<RefOf<C>>(parent, chunk).expect("just added")
+                    });
+                    d += 1;
+                }
+                upper_path[depth].expect("made")
+            };
+            loop {
+                path[depth].write(loc);
+                let node = follow::<C>(mem, loc.read());
+                let chunk = key.chunk(shift);
+                // The chunks that move: above the key's, and at the last
+                // level the key's own.
+                let first = if shift == 0 {
+                    Some(chunk)
+                } else {
+                    chunk.checked_add(1)
+                };
+                let mut moving = [0u8; 256];
+                let count = match first {
+                    Some(first) if shift == 0 => chunks_from::<SlotOf<C>>(node, first, &mut moving),
+                    Some(first) => chunks_from::<RefOf<C>>(node, first, &mut moving),
+                    None => 0,
+                };
+                if count > 0 {
+                    let upper_loc = upper_at(depth, &mut upper_mem);
+                    for &c in &moving[..count] {
+                        let upper = follow::<C>(&upper_mem, upper_loc.read());
+                        if shift == 0 {
+                            let slot = remove_entry::<SlotOf<C>>(node, c).expect("listed");
+                            let slot = move_slot::<C>(slot, mem, &mut upper_mem);
+                            Self::add_child(&mut upper_mem, upper_loc, upper, c, slot, 0);
+                            moved += 1;
+                        } else {
+                            let child = remove_entry::<RefOf<C>>(node, c).expect("listed");
+                            let child = resolve(mem, child);
+                            let (twin, n) =
+                                move_subtree::<C>(mem, &mut upper_mem, child, shift - SPAN);
+                            let twin = stored(&upper_mem, twin);
+                            Self::add_child(&mut upper_mem, upper_loc, upper, c, twin, shift);
+                            moved += n;
+                        }
+                    }
+                }
+                // A node may just have lost every entry, and the node
+                // kinds are not searched empty.
+                if shift == 0 || node::count(node.addr()) == 0 {
+                    break;
+                }
+                match find_slot::<RefOf<C>>(node, chunk) {
+                    Some(child) => {
+                        loc = child;
+                        shift -= SPAN;
+                        depth += 1;
+                    }
+                    None => break,
+                }
+            }
+            // Bottom-up, as after a removal: a node left empty goes, and
+            // one left sparse shrinks.
+            loop {
+                let loc = path[depth].assume_init();
+                let node = follow::<C>(mem, loc.read());
+                if node::count(node.addr()) == 0 {
+                    Self::free_node(mem, node, shift);
+                    if depth == 0 {
+                        break;
+                    }
+                    let parent = follow::<C>(mem, path[depth - 1].assume_init().read());
+                    remove_entry::<RefOf<C>>(parent, key.chunk(shift + SPAN))
+                        .expect("the child is in its parent");
+                } else if shift == 0 {
+                    Self::shrink_if_sparse::<SlotOf<C>>(mem, loc, node, 0);
+                } else {
+                    Self::shrink_if_sparse::<RefOf<C>>(mem, loc, node, shift);
+                }
+                if depth == 0 {
+                    break;
+                }
+                depth -= 1;
+                shift += SPAN;
+            }
+        }
+        self.len -= moved;
+        debug_assert!(self.len > 0, "the caller leaves keys below `key`");
+        self.drop_levels();
+        // SAFETY: `upper_root` holds what moved: `moved` values under a
+        // root at this tree's height, on `upper_mem`.
+        let mut upper = unsafe { Self::from_parts(upper_root, top, moved, upper_mem) };
+        if moved > 0 {
+            upper.drop_levels();
+        }
+        upper
+    }
+}
