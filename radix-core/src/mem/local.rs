@@ -203,6 +203,19 @@ unsafe impl Memory for LocalMemory {
         unsafe { dealloc(leaf.as_ptr(), layout) };
     }
 
+    /// Leaves from the global allocator change owners by their count
+    /// alone; a leaf in a bump arena stays with its arena.
+    unsafe fn hand_over_leaf(&mut self, to: &mut Self, _leaf: NonNull<u8>, layout: Layout) -> bool {
+        if self.arenas.is_some() || to.arenas.is_some() {
+            return false;
+        }
+        if layout.size() > 0 {
+            self.leaf_bytes -= layout.size();
+            to.leaf_bytes += layout.size();
+        }
+        true
+    }
+
     unsafe fn release_all(&mut self) {
         self.slabs.iter_mut().for_each(Slab::release);
         // A leaf still allocated now belongs to nobody: a value leaked by a

@@ -135,6 +135,19 @@ pub unsafe trait Memory {
     /// used again.
     unsafe fn free_leaf(&mut self, leaf: NonNull<u8>, layout: Layout);
 
+    /// Makes `leaf`, allocated on this back end with `layout`, a leaf of
+    /// `to` instead, without copying it, if the two can share leaves:
+    /// returns whether it did. `to` then frees it, and a stored reference
+    /// to it is remade with `to`. The default keeps every leaf where it is.
+    ///
+    /// # Safety
+    ///
+    /// `leaf` came from `alloc_leaf(layout)` on this back end and is live.
+    unsafe fn hand_over_leaf(&mut self, to: &mut Self, leaf: NonNull<u8>, layout: Layout) -> bool {
+        let _ = (to, leaf, layout);
+        false
+    }
+
     /// Frees every node and every leaf at once, keeping nothing. The tree
     /// calls it once it holds no value: after `clear`, or when its last key
     /// was removed.

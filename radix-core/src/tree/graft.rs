@@ -143,36 +143,17 @@ where
             let mut pos = 0;
             while let Some(e) = entry_at::<SlotOf<C>>(node, pos) {
                 if LayoutOf::<C>::is_leaf(e.slot) {
-                    twin_slot(node, twin, e.slot).write(move_slot::<C>(e.slot.read(), src, dst));
+                    twin_slot(node, twin, e.slot).write(LayoutOf::<C>::move_slot(
+                        e.slot.read(),
+                        src,
+                        dst,
+                    ));
                 }
                 pos = e.next;
             }
         }
         node::count(node.addr())
     }
-}
-
-/// A slot value made on `src`, remade on `dst`: its leaf, if it has one,
-/// freed on `src` and its value moved into a new one.
-///
-/// # Safety
-///
-/// `slot` is a live slot value made on `src`, removed from its node (or
-/// from a node that is freed without dropping it).
-unsafe fn move_slot<C: Config>(
-    slot: SlotOf<C>,
-    src: &mut C::Memory,
-    dst: &mut C::Memory,
-) -> SlotOf<C>
-where
-    C::Memory: InfallibleMemory,
-    C::Layout: MutableLayout,
-    ValueOf<C>: Sized,
-{
-    // SAFETY: the caller's contract.
-    let value = unsafe { LayoutOf::<C>::into_value(slot, src) };
-    let Ok(slot) = LayoutOf::<C>::into_slot(LayoutOf::<C>::input(value), dst);
-    slot
 }
 
 /// Lists the chunks of `node` at or above `first` in `out`, returning how
@@ -397,7 +378,7 @@ where
                 if shift == 0 {
                     while let Some(e) = entry_at::<SlotOf<C>>(theirs, walk.stack[top].2) {
                         walk.stack[top].2 = e.next;
-                        let slot = move_slot::<C>(e.slot.read(), walk.src, dst);
+                        let slot = LayoutOf::<C>::move_slot(e.slot.read(), walk.src, dst);
                         let node = follow::<C>(dst, loc.read());
                         match find_slot::<SlotOf<C>>(node, e.chunk) {
                             Some(ours) => {
@@ -537,7 +518,7 @@ where
                         let upper = follow::<C>(&upper_mem, upper_loc.read());
                         if shift == 0 {
                             let slot = remove_entry::<SlotOf<C>>(node, c).expect("listed");
-                            let slot = move_slot::<C>(slot, mem, &mut upper_mem);
+                            let slot = LayoutOf::<C>::move_slot(slot, mem, &mut upper_mem);
                             Self::add_child(&mut upper_mem, upper_loc, upper, c, slot, 0);
                             moved += 1;
                         } else {

@@ -157,6 +157,27 @@ pub unsafe trait MutableLayout: ValueLayout {
     where
         Self::Value: Sized;
 
+    /// The same value as a slot value on `dst`: its leaf, if it has one,
+    /// handed over ([`Memory::hand_over_leaf`]) or else moved into a new
+    /// leaf on `dst`. For moving whole subtrees between trees.
+    ///
+    /// # Safety
+    ///
+    /// `slot` is a live slot value made on `src`, consumed here.
+    unsafe fn move_slot<M: crate::mem::InfallibleMemory>(
+        slot: Self::Slot,
+        src: &mut M,
+        dst: &mut M,
+    ) -> Self::Slot
+    where
+        Self::Value: Sized,
+    {
+        // SAFETY: the caller's contract.
+        let value = unsafe { Self::into_value(slot, src) };
+        let Ok(slot) = Self::into_slot(Self::input(value), dst);
+        slot
+    }
+
     /// A value as what `insert` takes.
     fn input<'a>(value: Self::Value) -> Self::Input<'a>
     where

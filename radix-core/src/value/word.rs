@@ -164,6 +164,33 @@ unsafe impl<V, const EMBED: bool> MutableLayout for Word<V, EMBED> {
         }
     }
 
+    #[inline]
+    unsafe fn move_slot<M: crate::mem::InfallibleMemory>(
+        slot: SlotWord,
+        src: &mut M,
+        dst: &mut M,
+    ) -> SlotWord {
+        // SAFETY: the caller's contract: a live slot value made on `src`;
+        // a leaf handed over is `dst`'s from then on, referred to by a
+        // reference remade on `dst`.
+        unsafe {
+            let mut slot = slot;
+            if !Self::EMBEDS {
+                let leaf = Self::leaf(NonNull::from(&mut slot), src);
+                if src.hand_over_leaf(dst, leaf.cast(), Layout::new::<V>()) {
+                    let mut word = MaybeUninit::<*mut u8>::uninit();
+                    word.as_mut_ptr()
+                        .cast::<M::Ref>()
+                        .write(dst.to_ref(leaf.cast()));
+                    return SlotWord(word);
+                }
+            }
+            let value = Self::into_value(slot, src);
+            let Ok(slot) = Self::into_slot(value, dst);
+            slot
+        }
+    }
+
     #[inline(always)]
     fn input<'a>(value: V) -> V
     where
