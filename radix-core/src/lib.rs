@@ -91,7 +91,9 @@
 //! [`Cursor`] that moves both ways and re-seeks from where it is), bulk
 //! removal (`pop_first`, `retain`, `split_off`, `append`), set algebra on
 //! whole trees (`union_with`, `intersect_with`, `difference_with`), and the
-//! standard traits, `Clone` being a structural copy node by node. Sets are
+//! standard traits, `Clone` being a structural copy node by node. Without
+//! compression, `split_off`, `append` and `union_with` move whole subtrees
+//! node by node rather than entry by entry. Sets are
 //! trees of `()` values behind [`TreeSet`], with `BTreeSet`'s API and lazy
 //! `union`, `intersection`, `difference` and `symmetric_difference`.
 //! [`RadixMap<K, V>`] and [`RadixSet<K>`] are both in the default
