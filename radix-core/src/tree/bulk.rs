@@ -14,7 +14,6 @@
 //! `retain` calls the predicate only while walking, and removes what it
 //! rejected between walks.
 
-use super::graft::TakeTheirs;
 use super::{LayoutOf, RawTree, ValueOf};
 use crate::config::{Config, Removable};
 use crate::key::Key;
@@ -185,7 +184,7 @@ where
         let empty = Self::with_memory(other.mem.empty_like());
         let other = core::mem::replace(other, empty);
         if C::COMPRESSION.is_none() {
-            self.merge_from(other, TakeTheirs);
+            self.merge_from(other, |_, ours, theirs| *ours = theirs);
             return;
         }
         for (key, value) in other {

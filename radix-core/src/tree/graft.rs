@@ -176,75 +176,6 @@ unsafe fn chunks_from<S>(node: NodePtr, first: u8, out: &mut [u8; 256]) -> usize
     count
 }
 
-/// What [`RawTree::merge_from`] does with a value of the other tree whose
-/// key this tree already has.
-pub(super) trait OnBoth<C: Config> {
-    /// Settles `key`, whose value here is in `ours` and whose value from
-    /// the other tree is the slot value `theirs`, made on `mem`.
-    ///
-    /// # Safety
-    ///
-    /// `ours` is a live value slot of a tree on `mem`, and `theirs` a slot
-    /// value made on `mem` that this call consumes.
-    unsafe fn settle(
-        &mut self,
-        key: C::Key,
-        ours: NonNull<SlotOf<C>>,
-        theirs: SlotOf<C>,
-        mem: &mut C::Memory,
-    );
-}
-
-/// `append`: the other tree's value replaces ours, which is dropped.
-pub(super) struct TakeTheirs;
-
-impl<C: Config> OnBoth<C> for TakeTheirs
-where
-    C::Memory: InfallibleMemory,
-{
-    unsafe fn settle(
-        &mut self,
-        _key: C::Key,
-        ours: NonNull<SlotOf<C>>,
-        theirs: SlotOf<C>,
-        mem: &mut C::Memory,
-    ) {
-        // SAFETY: the caller's contract; the replaced slot value is
-        // consumed once, after the slot holds its successor, so a panic in
-        // its `Drop` leaves the tree whole.
-        unsafe {
-            let old = ours.replace(theirs);
-            drop(LayoutOf::<C>::take(old, mem));
-        }
-    }
-}
-
-/// `union_with`: a merge function decides the value that stays.
-pub(super) struct MergeWith<F>(pub(super) F);
-
-impl<C: Config, F> OnBoth<C> for MergeWith<F>
-where
-    C::Memory: InfallibleMemory,
-    C::Layout: MutableLayout,
-    ValueOf<C>: Sized,
-    F: FnMut(C::Key, &mut ValueOf<C>, ValueOf<C>),
-{
-    unsafe fn settle(
-        &mut self,
-        key: C::Key,
-        ours: NonNull<SlotOf<C>>,
-        theirs: SlotOf<C>,
-        mem: &mut C::Memory,
-    ) {
-        // SAFETY: the caller's contract; `theirs` is consumed into the
-        // value the merge function takes, and `ours` stays in its node.
-        unsafe {
-            let theirs = LayoutOf::<C>::into_value(theirs, mem);
-            (self.0)(key, LayoutOf::<C>::get_mut(ours, mem), theirs);
-        }
-    }
-}
-
 /// A frame of [`MergeWalk`]: where our node is held, the other tree's node
 /// at the same place, the walk position in it, the shift, and the key bits
 /// above.
@@ -316,12 +247,16 @@ where
     ValueOf<C>: Sized,
 {
     /// Moves every entry of `other` into this uncompressed tree, walking
-    /// both together (see the module docs); `on_both` settles the keys in
-    /// both. `other` is left empty, and its memory holds nothing.
+    /// both together (see the module docs); where a key is in both,
+    /// `merge(key, &mut ours, theirs)` settles it, in ascending key order.
+    /// `other` is left empty, and its memory holds nothing.
     ///
-    /// A panic in `on_both` leaves this tree whole, with the entries moved
+    /// A panic in `merge` leaves this tree whole, with the entries moved
     /// so far; the values of `other` not yet moved are dropped.
-    pub(super) fn merge_from(&mut self, mut other: Self, mut on_both: impl OnBoth<C>) {
+    pub(super) fn merge_from<F>(&mut self, mut other: Self, mut merge: F)
+    where
+        F: FnMut(C::Key, &mut ValueOf<C>, ValueOf<C>),
+    {
         debug_assert!(C::COMPRESSION.is_none(), "subtrees move only uncompressed");
         if self.root.is_none() {
             core::mem::swap(self, &mut other);
@@ -347,7 +282,10 @@ where
         // `add_child`) only after every location inside it is done with,
         // since the walk finishes a child before adding to its parent. The
         // other tree is detached: each of its nodes is read until its
-        // entries are all moved, then freed.
+        // entries are all moved, then freed; a slot value moved to this
+        // tree's memory is consumed once, into the value `merge` takes or
+        // into a new entry. `merge` gets the only reference to our value,
+        // and runs between changes, with `self.len` up to date.
         unsafe {
             let mut loc = NonNull::from(self.root.as_mut().expect("non-empty tree"));
             // The other tree's root stands for keys with every chunk above
@@ -382,7 +320,9 @@ where
                         let node = follow::<C>(dst, loc.read());
                         match find_slot::<SlotOf<C>>(node, e.chunk) {
                             Some(ours) => {
-                                on_both.settle(prefix.with_chunk(0, e.chunk), ours, slot, dst)
+                                let theirs = LayoutOf::<C>::into_value(slot, dst);
+                                let ours = LayoutOf::<C>::get_mut(ours, dst);
+                                merge(prefix.with_chunk(0, e.chunk), ours, theirs);
                             }
                             None => {
                                 Self::add_child(dst, loc, node, e.chunk, slot, 0);

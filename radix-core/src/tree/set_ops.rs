@@ -24,7 +24,6 @@
 //! (user code runs only between changes), though an intersection then
 //! keeps only the entries merged before the panic.
 
-use super::graft::MergeWith;
 use super::{LayoutOf, RawTree, ValueOf};
 use crate::config::{Config, Removable};
 use crate::key::SPAN;
@@ -64,7 +63,7 @@ where
             return;
         }
         if C::COMPRESSION.is_none() {
-            self.merge_from(other, MergeWith(merge));
+            self.merge_from(other, merge);
             return;
         }
         for (key, value) in other {
