@@ -16,7 +16,9 @@
 //!   layouts `embedded` and `leaf`: split at the middle key; the upper
 //!   half appended to (or united with) the lower; the odd-numbered keys
 //!   appended to the even-numbered ones, where every last-level node meets
-//!   its counterpart.
+//!   its counterpart. `bulk/difference-upper/L` and
+//!   `bulk/difference-odd/L` remove the upper half and the odd-numbered
+//!   keys from the whole set.
 
 mod common;
 
@@ -268,6 +270,7 @@ fn bulk_of<T: Clone>(
     split_off: impl Fn(&mut T, u64) -> T,
     append: impl Fn(&mut T, &mut T),
     union: impl Fn(&mut T, T),
+    difference: impl Fn(&mut T, &T),
 ) {
     let key = |i: u64| i * 3;
     let whole = make(&mut (0..BULK_KEYS).map(key));
@@ -301,6 +304,18 @@ fn bulk_of<T: Clone>(
             )
         });
     }
+    for (case, b) in [("difference-upper", &high), ("difference-odd", &odd)] {
+        group.bench_function(format!("{case}/{name}"), |bench| {
+            bench.iter_batched(
+                || whole.clone(),
+                |mut a| {
+                    difference(&mut a, b);
+                    a
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
     group.bench_function(format!("union-disjoint/{name}"), |bench| {
         bench.iter_batched(
             || (low.clone(), high.clone()),
@@ -323,6 +338,7 @@ fn bulk(c: &mut Criterion) {
         |t, k| t.split_off(k),
         |a, b| a.append(b),
         |a, b| a.union_with(b, |_, ours, theirs| *ours ^= theirs),
+        |a, b| a.difference_with(b),
     );
     bulk_of(
         &mut group,
@@ -331,6 +347,7 @@ fn bulk(c: &mut Criterion) {
         |t, k| t.split_off(k),
         |a, b| a.append(b),
         |a, b| a.union_with(b, |_, ours, theirs| *ours ^= theirs),
+        |a, b| a.difference_with(b),
     );
     group.finish();
 }

@@ -345,7 +345,9 @@ fn sized_methods(spec: &Spec, names: &Names) -> TokenStream {
                 self.raw.retain(keep)
             }
 
-            /// Removes every key that is in `other`.
+            /// Removes every key that is in `other`. Uncompressed, with values
+            /// that need no drop, the two trees are walked together node by
+            /// node, and each common key is removed without a descent.
             #[inline]
             pub fn difference_with(&mut self, other: &Self) {
                 self.raw.difference_with(&other.raw)

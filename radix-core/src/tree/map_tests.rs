@@ -472,3 +472,94 @@ config!(AutoU64, u64, Auto<Counted>, SizeClasses::DEFAULT, None);
 fn moves_u64_leaf_values() {
     moves::<AutoU64>();
 }
+
+/// `difference_with` against `BTreeMap`, over key sets spread across every
+/// level and trees of different heights, with `verify()` on both trees:
+/// uncompressed trees of values without drop walk both trees together
+/// (`RawTree::difference_paired`), the others remove entry by entry.
+fn differences<C>(make: fn(u64) -> ValueOf<C>)
+where
+    C: Config<Memory = LocalMemory> + Removable,
+    C::Layout: MutableLayout,
+    ValueOf<C>: Clone + PartialEq + std::fmt::Debug,
+{
+    let mut rng = SplitMix64(0xD1FF);
+    let size = scaled(2000, 30) as u64;
+    let build = |keys: &BTreeSet<u128>| {
+        let mut t = RawTree::<C>::new();
+        for &k in keys {
+            t.insert(key(k), <C::Layout as MutableLayout>::input(make(k as u64)));
+        }
+        t
+    };
+    let same = |t: &RawTree<C>, keys: &BTreeSet<u128>, at: &str| {
+        t.verify().unwrap_or_else(|e| panic!("{at}: {e}"));
+        let want = keys.iter().map(|&k| (k, make(k as u64)));
+        assert!(
+            t.iter().map(|(k, v)| (wide(k), v.clone())).eq(want),
+            "{at}: entries differ"
+        );
+    };
+    for round in 0..scaled(40, 3) {
+        let (a_len, b_len) = (1 + rng.below(size) as usize, 1 + rng.below(size) as usize);
+        let a_keys = moving_keys::<C::Key>(&mut rng, a_len);
+        let mut b_keys = moving_keys::<C::Key>(&mut rng, b_len);
+        match round % 4 {
+            // Only low keys: a lower tree than `a`, most of the time.
+            0 => b_keys = a_keys.iter().copied().filter(|&k| k < 1 << 12).collect(),
+            // Everything of `a`: the result is empty.
+            1 => b_keys.extend(&a_keys),
+            _ => b_keys.extend(a_keys.iter().step_by(1 + round % 3)),
+        }
+        for (x_keys, y_keys) in [(&a_keys, &b_keys), (&b_keys, &a_keys)] {
+            let at = format!("round {round}");
+            let (mut x, y) = (build(x_keys), build(y_keys));
+            x.difference_with(&y);
+            same(&x, &x_keys.difference(y_keys).copied().collect(), &at);
+            same(&y, y_keys, &format!("{at}: the other tree"));
+            assert_eq!(
+                x.is_empty(),
+                x.memory_usage() == 0,
+                "{at}: an emptied tree keeps nothing"
+            );
+        }
+    }
+}
+
+config!(EmbeddedU64, u64, Auto<u64>, SizeClasses::DEFAULT, None);
+config!(EmbeddedU64Full, u64, Auto<u64>, SizeClasses::DEFAULT, Full);
+config!(
+    LeafU16,
+    u16,
+    Leaf<u64>,
+    SizeClasses::new(&[3, 8, 32, 256]),
+    None
+);
+config!(InlineU32, u32, Inline<[u64; 3]>, SizeClasses::DEFAULT, None);
+
+#[test]
+fn differences_embedded() {
+    differences::<EmbeddedU64>(|k| k ^ 0x55);
+}
+
+#[test]
+fn differences_leaf_small_classes() {
+    differences::<LeafU16>(|k| k + 1);
+}
+
+#[test]
+fn differences_inline() {
+    differences::<InlineU32>(|k| [k, !k, k >> 3]);
+}
+
+#[test]
+fn differences_fully_compressed() {
+    differences::<EmbeddedU64Full>(|k| k);
+}
+
+config!(RcU64, u64, Auto<Rc<u64>>, SizeClasses::DEFAULT, None);
+
+#[test]
+fn differences_of_values_with_drop() {
+    differences::<RcU64>(Rc::new);
+}

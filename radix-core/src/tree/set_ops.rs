@@ -13,11 +13,12 @@
 //! |---|---|
 //! | `union_with` | uncompressed: one walk of both trees together, moving whole every subtree of `other` under a chunk `self` lacks (see `tree/graft.rs`): O(k) for disjoint key ranges, k the nodes moved, O(m) at worst. Compressed: a lookup and an insert or merge per entry of `other`: O(m·h); inserts in key order reuse the lookup's path |
 //! | `intersect_with` | one walk of `self`, a seek per entry, and an insert in key order per kept entry into a fresh tree: O(n·s + k·h) |
-//! | `difference_with` | the cheaper of one walk of `self` with a seek per entry plus a removal per common entry, and a removal per entry of `other`: O(min(n·s, m·h) + r·h) |
+//! | `difference_with` | uncompressed, values without drop glue: one walk of `other` and of the matching part of `self` together, node by node, removing each common key where the walk is (see `tree/graft.rs`): O(k), k the nodes of `other` whose place `self` has. Otherwise the cheaper of one walk of `self` with a seek per entry plus a removal per common entry, and a removal per entry of `other`: O(min(n·s, m·h) + r·h) |
 //! | `is_subset`, `is_superset`, `is_disjoint` | a lookup per key of the smaller tree when it is much smaller, otherwise one walk of it with a seek per key |
 //!
 //! Only `union_with` moves whole subtrees, since only it owns the other
-//! tree; the others keep `self`'s nodes and read `other`'s.
+//! tree; the others keep `self`'s nodes and read `other`'s, and
+//! `intersect_with` still visits every entry of `self`.
 //!
 //! `union_with` takes `other` by value and moves its values; the others
 //! borrow it. A panic in a merge function leaves both trees consistent
@@ -29,7 +30,7 @@ use crate::config::{Config, Removable};
 use crate::key::SPAN;
 use crate::mem::{InfallibleMemory, LocalMemory};
 use crate::tree::entry::Entry;
-use crate::value::MutableLayout;
+use crate::value::{MutableLayout, ValueLayout};
 
 impl<C: Config> RawTree<C>
 where
@@ -133,6 +134,11 @@ where
 {
     /// Removes every key that is in `other`.
     ///
+    /// An uncompressed tree of values without drop glue walks both trees
+    /// together, node by node: subtrees on one side only are passed over
+    /// without a visit, and a common key is removed where the walk finds
+    /// it, without a descent.
+    ///
     /// ```
     /// use radix_core::RadixMap;
     ///
@@ -143,6 +149,10 @@ where
     /// ```
     pub fn difference_with(&mut self, other: &Self) {
         if self.is_empty() || other.is_empty() {
+            return;
+        }
+        if C::COMPRESSION.is_none() && !LayoutOf::<C>::DROPS_VALUES {
+            self.difference_paired(other);
             return;
         }
         // A removal per key of `other` costs a descent each; one walk of
