@@ -9,8 +9,10 @@
 //! `tree/clone.rs`), its child references are rewritten to the copies, and
 //! the original is freed. A value travels inside its node's bytes; only a
 //! value in a leaf of its own ([`Leaf`](crate::value::Leaf) layouts, or
-//! [`Auto`](crate::value::Auto) with a large value) is moved into a leaf of
-//! the receiver. No key is searched for, no node grows through its classes,
+//! [`Auto`](crate::value::Auto) with a large value) needs a step of its
+//! own: its leaf is handed over to the receiver
+//! ([`Memory::hand_over_leaf`]), or where the back ends cannot share
+//! leaves, its value moved into a new one. No key is searched for, no node grows through its classes,
 //! and no value's code runs: a subtree of `n` entries in `k` nodes costs `k`
 //! node copies and frees.
 //!
@@ -32,6 +34,8 @@
 //!   down; at the last level the values meet one by one. Appending a tree
 //!   whose keys all lie above this one's thus moves all but the nodes on
 //!   one path in whole subtrees.
+//!
+//! The same paired walk, without a move:
 //!
 //! - [`RawTree::difference_paired`] walks the other tree and the matching
 //!   part of this one together: a subtree on either side only is passed
@@ -128,7 +132,7 @@ where
 
 /// Moves the values of last-level node `node` on `src` into `twin`, its
 /// byte copy on `dst`, and returns how many there are. Only a value in a
-/// leaf of its own needs work: it moves into a leaf on `dst`.
+/// leaf of its own needs work ([`MutableLayout::move_slot`]).
 ///
 /// # Safety
 ///
