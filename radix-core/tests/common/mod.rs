@@ -263,28 +263,28 @@ pub fn inline_value(tag: u64) -> [u64; 3] {
     [tag, !tag, tag.rotate_left(17)]
 }
 
+/// What `insert` or `remove` gave back for a `[u64; 3]` value, checked
+/// whole: a torn value would show as parts of different tags.
+fn checked_triple(old: Option<[u64; 3]>, what: &str) -> Old {
+    match old {
+        None => Old::Absent,
+        Some(v) => {
+            assert_eq!(v, inline_value(v[0]), "{what} value is torn");
+            Old::Present(Some(v[0]))
+        }
+    }
+}
+
 impl TestLayout for Inline<[u64; 3]> {
     fn put<C: Config<Layout = Self, Memory = LocalMemory>>(
         t: &mut RawTree<C>,
         key: C::Key,
         tag: u64,
     ) -> Old {
-        match t.insert(key, inline_value(tag)) {
-            None => Old::Absent,
-            Some(v) => {
-                assert_eq!(v, inline_value(v[0]), "returned inline value is torn");
-                Old::Present(Some(v[0]))
-            }
-        }
+        checked_triple(t.insert(key, inline_value(tag)), "returned inline")
     }
     fn del<C: Config<Layout = Self, Memory = LocalMemory>>(t: &mut RawTree<C>, key: C::Key) -> Old {
-        match t.remove(key) {
-            None => Old::Absent,
-            Some(v) => {
-                assert_eq!(v, inline_value(v[0]), "removed inline value is torn");
-                Old::Present(Some(v[0]))
-            }
-        }
+        checked_triple(t.remove(key), "removed inline")
     }
     fn check(value: &[u64; 3], tag: u64) -> bool {
         *value == inline_value(tag)
@@ -304,22 +304,10 @@ impl<const EMBED: bool> TestLayout for Word<[u64; 3], EMBED> {
         key: C::Key,
         tag: u64,
     ) -> Old {
-        match t.insert(key, inline_value(tag)) {
-            None => Old::Absent,
-            Some(v) => {
-                assert_eq!(v, inline_value(v[0]), "returned leaf value is torn");
-                Old::Present(Some(v[0]))
-            }
-        }
+        checked_triple(t.insert(key, inline_value(tag)), "returned leaf")
     }
     fn del<C: Config<Layout = Self, Memory = LocalMemory>>(t: &mut RawTree<C>, key: C::Key) -> Old {
-        match t.remove(key) {
-            None => Old::Absent,
-            Some(v) => {
-                assert_eq!(v, inline_value(v[0]), "removed leaf value is torn");
-                Old::Present(Some(v[0]))
-            }
-        }
+        checked_triple(t.remove(key), "removed leaf")
     }
     fn check(value: &[u64; 3], tag: u64) -> bool {
         *value == inline_value(tag)
