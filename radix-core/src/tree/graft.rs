@@ -290,15 +290,14 @@ where
         let len = &mut self.len;
         let src_root = resolve(src, src_root);
         let src_shift = other.root_shift;
-        // SAFETY: locations are derived from the root field once and then
-        // only from nodes of this tree; a node is changed (grown by
-        // `add_child`) only after every location inside it is done with,
-        // since the walk finishes a child before adding to its parent. The
-        // other tree is detached: each of its nodes is read until its
-        // entries are all moved, then freed; a slot value moved to this
-        // tree's memory is consumed once, into the value `merge` takes or
-        // into a new entry. `merge` gets the only reference to our value,
-        // and runs between changes, with `self.len` up to date.
+        // Our locations are derived from the root field once and then only
+        // from our nodes; a node grows (`add_child`) only after every
+        // location inside it is done with, as the walk finishes a child
+        // before adding to its parent. `merge` gets the only reference to
+        // our value and runs between changes, with `self.len` up to date.
+        // SAFETY: as above; the other tree is detached, each of its nodes
+        // read until its entries have moved, then freed, and each moved
+        // slot value consumed once (into `merge`'s argument or an entry).
         unsafe {
             let mut loc = NonNull::from(self.root.as_mut().expect("non-empty tree"));
             // The other tree's root stands for keys with every chunk above
@@ -403,11 +402,12 @@ where
         self.hint = super::InsertHint::NONE;
         let top = self.root_shift;
         let mem = &mut self.mem;
-        // SAFETY: as in `try_remove`: the locations in `path` are derived
-        // from the root field once and then from this tree's nodes, and are
-        // used bottom-up, each before its parent node changes. The upper
-        // tree's locations are derived the same way from `upper_root`, and
-        // a node of it only grows before any location inside it is taken.
+        // The upper tree's locations are derived from `upper_root` once
+        // and then from its nodes, and a node of it only grows before any
+        // location inside it is taken.
+        // SAFETY: as in `try_remove`, the locations in `path` come from the
+        // root field and our nodes, used bottom-up, each before its parent
+        // node changes; the upper tree's as said above.
         unsafe {
             let root_loc = NonNull::from(self.root.as_mut().expect("non-empty tree"));
             let upper_root_loc = NonNull::from(&mut upper_root);
@@ -560,11 +560,11 @@ where
         let theirs_mem = &other.mem;
         let mem = &mut self.mem;
         let mut removed = 0;
-        // SAFETY: as in `try_remove`: our locations are derived from the
-        // root field once and then from our nodes; a node changes (loses
-        // an entry, shrinks or goes) only when the walk below it is done,
-        // and a location inside it is taken afresh after each change. The
-        // other tree is only read.
+        // A node of ours changes (loses an entry, shrinks or goes) only
+        // when the walk below it is done, and a location inside it is taken
+        // afresh after each change. The other tree is only read.
+        // SAFETY: as in `try_remove`, our locations come from the root
+        // field once and then from our nodes, used as said above.
         unsafe {
             // Both sides at the lower root's level: the higher tree's
             // keys there all have their upper chunks zero.
