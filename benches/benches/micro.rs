@@ -18,7 +18,8 @@
 //!   appended to the even-numbered ones, where every last-level node meets
 //!   its counterpart. `bulk/difference-upper/L` and
 //!   `bulk/difference-odd/L` remove the upper half and the odd-numbered
-//!   keys from the whole set.
+//!   keys from the whole set; `bulk/intersect-upper/L` and
+//!   `bulk/intersect-odd/L` keep only them.
 
 mod common;
 
@@ -262,16 +263,41 @@ fn layouts(c: &mut Criterion) {
 /// Keys the bulk benchmarks move.
 const BULK_KEYS: u64 = 1 << 18;
 
-/// The bulk benchmarks for one tree type: `make` builds a tree from keys.
-fn bulk_of<T: Clone>(
-    group: &mut BenchmarkGroup<'_, WallTime>,
-    name: &str,
-    make: impl Fn(&mut dyn Iterator<Item = u64>) -> T,
-    split_off: impl Fn(&mut T, u64) -> T,
-    append: impl Fn(&mut T, &mut T),
-    union: impl Fn(&mut T, T),
-    difference: impl Fn(&mut T, &T),
-) {
+/// The operations the bulk benchmarks time, for one tree type.
+struct BulkOps<T> {
+    /// Builds a tree from keys (each key its own value).
+    make: fn(&mut dyn Iterator<Item = u64>) -> T,
+    split_off: fn(&mut T, u64) -> T,
+    append: fn(&mut T, &mut T),
+    union: fn(&mut T, T),
+    difference: fn(&mut T, &T),
+    intersect: fn(&mut T, &T),
+}
+
+/// The [`BulkOps`] of a generated map type of `u64` values.
+macro_rules! bulk_ops {
+    ($tree:ty) => {
+        BulkOps {
+            make: |keys| keys.map(|k| (k, k)).collect::<$tree>(),
+            split_off: |t, k| t.split_off(k),
+            append: |a, b| a.append(b),
+            union: |a, b| a.union_with(b, |_, ours, theirs| *ours ^= theirs),
+            difference: |a, b| a.difference_with(b),
+            intersect: |a, b| a.intersect_with(b, |_, ours, theirs| *ours ^= theirs),
+        }
+    };
+}
+
+/// The bulk benchmarks for one tree type.
+fn bulk_of<T: Clone>(group: &mut BenchmarkGroup<'_, WallTime>, name: &str, ops: BulkOps<T>) {
+    let BulkOps {
+        make,
+        split_off,
+        append,
+        union,
+        difference,
+        intersect,
+    } = ops;
     let key = |i: u64| i * 3;
     let whole = make(&mut (0..BULK_KEYS).map(key));
     let low = make(&mut (0..BULK_KEYS / 2).map(key));
@@ -304,17 +330,20 @@ fn bulk_of<T: Clone>(
             )
         });
     }
-    for (case, b) in [("difference-upper", &high), ("difference-odd", &odd)] {
-        group.bench_function(format!("{case}/{name}"), |bench| {
-            bench.iter_batched(
-                || whole.clone(),
-                |mut a| {
-                    difference(&mut a, b);
-                    a
-                },
-                BatchSize::LargeInput,
-            )
-        });
+    let subtractions = [("difference", difference), ("intersect", intersect)];
+    for (op, subtract) in subtractions {
+        for (case, b) in [("upper", &high), ("odd", &odd)] {
+            group.bench_function(format!("{op}-{case}/{name}"), |bench| {
+                bench.iter_batched(
+                    || whole.clone(),
+                    |mut a| {
+                        subtract(&mut a, b);
+                        a
+                    },
+                    BatchSize::LargeInput,
+                )
+            });
+        }
     }
     group.bench_function(format!("union-disjoint/{name}"), |bench| {
         bench.iter_batched(
@@ -331,24 +360,8 @@ fn bulk_of<T: Clone>(
 fn bulk(c: &mut Criterion) {
     let mut group = c.benchmark_group("bulk");
     common::configure(&mut group);
-    bulk_of(
-        &mut group,
-        "embedded",
-        |keys| keys.map(|k| (k, k)).collect::<MovableEmbedded>(),
-        |t, k| t.split_off(k),
-        |a, b| a.append(b),
-        |a, b| a.union_with(b, |_, ours, theirs| *ours ^= theirs),
-        |a, b| a.difference_with(b),
-    );
-    bulk_of(
-        &mut group,
-        "leaf",
-        |keys| keys.map(|k| (k, k)).collect::<MovableLeaf>(),
-        |t, k| t.split_off(k),
-        |a, b| a.append(b),
-        |a, b| a.union_with(b, |_, ours, theirs| *ours ^= theirs),
-        |a, b| a.difference_with(b),
-    );
+    bulk_of(&mut group, "embedded", bulk_ops!(MovableEmbedded));
+    bulk_of(&mut group, "leaf", bulk_ops!(MovableLeaf));
     group.finish();
 }
 

@@ -93,7 +93,9 @@
 //! whole trees (`union_with`, `intersect_with`, `difference_with`), and the
 //! standard traits, `Clone` being a structural copy node by node. Without
 //! compression, `split_off`, `append` and `union_with` move whole subtrees
-//! node by node rather than entry by entry. Sets are
+//! node by node rather than entry by entry, and `intersect_with` and
+//! `difference_with` walk both trees together, passing over the subtrees
+//! of one side only. Sets are
 //! trees of `()` values behind [`TreeSet`], with `BTreeSet`'s API and lazy
 //! `union`, `intersection`, `difference` and `symmetric_difference`.
 //! [`RadixMap<K, V>`] and [`RadixSet<K>`] are both in the default

@@ -447,16 +447,24 @@ fn positions(len: usize) -> Vec<usize> {
 
 // --- Scenarios. ---
 
+/// The configurations the scenarios run over: local, removable trees of
+/// tracked values that can be cloned.
+trait Tested:
+    Config<Memory = LocalMemory, Layout: MutableLayout + CloneLayout<Value: Tracked>> + Removable
+{
+}
+
+impl<C> Tested for C where
+    C: Config<Memory = LocalMemory, Layout: MutableLayout + CloneLayout<Value: Tracked>>
+        + Removable
+{
+}
+
 /// `retain` whose predicate panics at the `p`-th call: the tree verifies,
 /// holds every entry except those rejected in batches completed before the
 /// panic (and the kept ones changed), and every value is dropped exactly
 /// once; then `retain` of nothing empties it and gives back its memory.
-fn retain_panics<C>(name: &str, ws: &[u128])
-where
-    C: Config<Memory = LocalMemory> + Removable,
-    C::Layout: MutableLayout + CloneLayout,
-    ValueOf<C>: Tracked,
-{
+fn retain_panics<C: Tested>(name: &str, ws: &[u128]) {
     let (t0, m0) = build::<C>(ws, 1);
     for p in positions(m0.len()) {
         let at = format!("retain panicking at call {p} over {name}");
@@ -537,12 +545,7 @@ impl StartWith {
 
 /// `into_iter` (and `into_keys`, `into_values`) dropped after taking part
 /// of the entries from the front, the back, or both.
-fn owned_iter_partial<C>(name: &str, ws: &[u128])
-where
-    C: Config<Memory = LocalMemory> + Removable,
-    C::Layout: MutableLayout + CloneLayout,
-    ValueOf<C>: Tracked,
-{
+fn owned_iter_partial<C: Tested>(name: &str, ws: &[u128]) {
     let len = build::<C>(ws, 1).1.len();
     for (how, pattern) in [
         ("front", 0u64),
@@ -618,12 +621,7 @@ where
 /// passes. No value is dropped twice; values after the panicking one may
 /// leak, except where the iterator survives the panic (`into_keys`), which
 /// then drops the rest.
-fn drop_panics<C>(name: &str, ws: &[u128])
-where
-    C: Config<Memory = LocalMemory> + Removable,
-    C::Layout: MutableLayout + CloneLayout,
-    ValueOf<C>: Tracked,
-{
+fn drop_panics<C: Tested>(name: &str, ws: &[u128]) {
     let len = build::<C>(ws, 1).1.len();
     for victim in positions(len) {
         for taken in [0, victim / 2, victim] {
@@ -702,12 +700,7 @@ where
 /// `split_off` and `append` move values: the same instances stay live,
 /// none is cloned or dropped, except the values `append` replaces, each
 /// dropped once. Emptied trees give back their memory.
-fn split_and_append<C>(name: &str, ws: &[u128])
-where
-    C: Config<Memory = LocalMemory> + Removable,
-    C::Layout: MutableLayout + CloneLayout,
-    ValueOf<C>: Tracked,
-{
+fn split_and_append<C: Tested>(name: &str, ws: &[u128]) {
     let max = max_of::<C::Key>();
     let (_, m0) = build::<C>(ws, 1);
     let mut at_keys: Vec<u128> = vec![0, max];
@@ -773,14 +766,85 @@ where
     }
 }
 
+/// `intersect_with` and `difference_with` clone nothing and drop each value
+/// they do not keep exactly once; the other tree is only read. When one of
+/// those values panics in its `Drop`, nothing drops twice and the tree
+/// verifies; an uncompressed tree drops them only after its walk, so it
+/// then holds exactly the result, and a compressed one a part of the way
+/// there (between the result and the tree before).
+fn set_operations<C: Tested>(name: &str, ws: &[u128]) {
+    let max = max_of::<C::Key>();
+    let (_, m0) = build::<C>(ws, 1);
+    // Every third key of ours, and as many of its own.
+    let theirs: Vec<u128> = m0
+        .keys()
+        .step_by(3)
+        .flat_map(|&w| [w, w.wrapping_mul(5).wrapping_add(2) & max])
+        .collect();
+    for op in ["intersect_with", "difference_with"] {
+        let keep = |theirs_has: bool| theirs_has == (op == "intersect_with");
+        let (_, mother) = build::<C>(&theirs, 1_000_000);
+        let want: Model = m0
+            .iter()
+            .filter(|(w, _)| keep(mother.contains_key(w)))
+            .map(|(&w, &tg)| (w, tg))
+            .collect();
+        let gone: Vec<u32> = m0
+            .iter()
+            .filter(|(w, _)| !want.contains_key(w))
+            .map(|(_, &tg)| tg)
+            .collect();
+        let victims = std::iter::once(None).chain(positions(gone.len()).into_iter().map(Some));
+        for victim in victims {
+            let at = format!("{op} over {name}, drop panics at {victim:?}");
+            let s = start();
+            {
+                let (mut t, model) = build::<C>(ws, 1);
+                let (other, _) = build::<C>(&theirs, 1_000_000);
+                let made = created();
+                ledger(|l| l.panic_drop_tag = victim.map(|v| gone[v]));
+                let result = catch_unwind(AssertUnwindSafe(|| {
+                    if op == "intersect_with" {
+                        t.intersect_with(&other, |_, _, _| {});
+                    } else {
+                        t.difference_with(&other);
+                    }
+                }));
+                assert_eq!(result.is_err(), victim.is_some(), "{at}: the panic");
+                assert_no_double_drop(&at);
+                assert_eq!(created(), made, "{at}: values made");
+                check(&other, &mother, &format!("{at}: the other tree"));
+                if victim.is_none() || C::COMPRESSION.is_none() {
+                    check(&t, &want, &at);
+                } else {
+                    if let Err(e) = t.verify() {
+                        panic!("{at}: verify failed: {e}");
+                    }
+                    for (k, v) in t.iter() {
+                        assert_eq!(model.get(&wide(k)), Some(&v.tag()), "{at}: an entry");
+                    }
+                    if op == "intersect_with" {
+                        assert!(t.keys().all(|k| want.contains_key(&wide(k))), "{at}");
+                    } else {
+                        assert!(want.keys().all(|&w| t.contains_key(key(w))), "{at}");
+                    }
+                }
+                if victim.is_none() {
+                    assert_eq!(live(), t.len() + other.len(), "{at}: live values");
+                }
+            }
+            if victim.is_none() {
+                s.clean(&at);
+            } else {
+                s.leaky(&at);
+            }
+        }
+    }
+}
+
 /// A clone dropped before its original and after it, and a clone whose
 /// `Clone` panics on the `n`-th call.
-fn clones<C>(name: &str, ws: &[u128])
-where
-    C: Config<Memory = LocalMemory> + Removable,
-    C::Layout: MutableLayout + CloneLayout,
-    ValueOf<C>: Tracked,
-{
+fn clones<C: Tested>(name: &str, ws: &[u128]) {
     let at = format!("clone over {name}");
     let s = start();
     {
@@ -846,12 +910,7 @@ where
 /// its unused default at once, `or_insert_with` does not call its
 /// closure, `and_modify` replacing the value drops the old one; removing
 /// everything through entries gives back the memory.
-fn entries<C>(name: &str, ws: &[u128])
-where
-    C: Config<Memory = LocalMemory> + Removable,
-    C::Layout: MutableLayout + CloneLayout,
-    ValueOf<C>: Tracked,
-{
+fn entries<C: Tested>(name: &str, ws: &[u128]) {
     let max = max_of::<C::Key>();
     let at = format!("entries over {name}");
     let s = start();
@@ -977,12 +1036,7 @@ where
 /// and of half, `extend` over present keys, and values replaced through
 /// `iter_mut`, `values_mut` and `range_mut`: each value dropped once, the
 /// memory given back when the tree empties.
-fn removals<C>(name: &str, ws: &[u128])
-where
-    C: Config<Memory = LocalMemory> + Removable,
-    C::Layout: MutableLayout + CloneLayout,
-    ValueOf<C>: Tracked,
-{
+fn removals<C: Tested>(name: &str, ws: &[u128]) {
     let make = <ValueOf<C> as Tracked>::make;
     let at = format!("pops over {name}");
     let s = start();
@@ -1073,12 +1127,7 @@ where
     s.clean(&at);
 }
 
-fn all<C>()
-where
-    C: Config<Memory = LocalMemory> + Removable,
-    C::Layout: MutableLayout + CloneLayout,
-    ValueOf<C>: Tracked,
-{
+fn all<C: Tested>() {
     // A first caught panic, so that whatever the panic machinery sets up
     // once per thread is not counted as a leak.
     install_quiet_hook();
@@ -1090,6 +1139,7 @@ where
             drop_panics::<C>(name, &ws);
         }
         split_and_append::<C>(name, &ws);
+        set_operations::<C>(name, &ws);
         clones::<C>(name, &ws);
         entries::<C>(name, &ws);
         removals::<C>(name, &ws);

@@ -345,9 +345,9 @@ fn sized_methods(spec: &Spec, names: &Names) -> TokenStream {
                 self.raw.retain(keep)
             }
 
-            /// Removes every key that is in `other`. Uncompressed, with values
-            /// that need no drop, the two trees are walked together node by
-            /// node, and each common key is removed without a descent.
+            /// Removes every key that is in `other`. Uncompressed (the default),
+            /// the two trees are walked together node by node, and each common
+            /// key is removed without a descent; with compression, key by key.
             #[inline]
             pub fn difference_with(&mut self, other: &Self) {
                 self.raw.difference_with(&other.raw)
@@ -416,8 +416,11 @@ fn sized_methods(spec: &Spec, names: &Names) -> TokenStream {
         }
 
         /// Keeps only the keys also in `other`, calling
-        /// `merge(key, &mut ours, &theirs)` on each: one walk of each tree and
-        /// an insert per key kept, into a fresh tree that replaces this one.
+        /// `merge(key, &mut ours, &theirs)` on each, in ascending key order. The
+        /// kept values move into a fresh tree that replaces this one.
+        /// Uncompressed (the default), the trees are walked together, node by
+        /// node, and a subtree on one side only is passed over; with
+        /// compression, one walk of this tree seeking each key in `other`.
         #[inline]
         pub fn intersect_with<F: ::core::ops::FnMut(#key, &mut #value, &#value)>(
             &mut self,

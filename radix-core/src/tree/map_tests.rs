@@ -447,6 +447,35 @@ where
             "round {round}: no key of the other tree is new"
         );
         assert_eq!(live.get(), t.len() as i64, "round {round}: after the panic");
+        // An intersection whose merge function panics keeps the entries
+        // merged before; every other value of this tree is dropped.
+        let (other, _) = build(&model.keys().step_by(3).copied().collect(), 1 << 50);
+        let common: Vec<(u128, u64)> = t.iter().map(|(k, v)| (wide(k), v.tag)).step_by(3).collect();
+        let stop = rng.below(1 + common.len() as u64);
+        let mut calls = 0;
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            t.intersect_with(&other, |_, ours, theirs| {
+                if calls == stop {
+                    panic!("merge {calls}");
+                }
+                calls += 1;
+                ours.tag += theirs.tag;
+            })
+        }));
+        t.verify().unwrap();
+        other.verify().unwrap();
+        let kept = common.len().min(stop as usize);
+        assert_eq!(unwound.is_err(), kept < common.len(), "round {round}");
+        // The i-th common key is the other tree's i-th, tagged `2^50 + i`.
+        let want = common[..kept]
+            .iter()
+            .enumerate()
+            .map(|(i, &(k, tag))| (k, tag + (1 << 50) + i as u64));
+        assert!(
+            t.iter().map(|(k, v)| (wide(k), v.tag)).eq(want),
+            "round {round}"
+        );
+        assert_eq!(live.get(), (t.len() + other.len()) as i64, "round {round}");
     }
     assert_eq!(live.get(), 0, "every value dropped exactly once");
 }
@@ -473,10 +502,11 @@ fn moves_u64_leaf_values() {
     moves::<AutoU64>();
 }
 
-/// `difference_with` against `BTreeMap`, over key sets spread across every
-/// level and trees of different heights, with `verify()` on both trees:
-/// uncompressed trees of values without drop walk both trees together
-/// (`RawTree::difference_paired`), the others remove entry by entry.
+/// `difference_with` and `intersect_with` against `BTreeMap`, over key
+/// sets spread across every level and trees of different heights, with
+/// `verify()` on both trees. Uncompressed trees walk both trees together
+/// (`RawTree::difference_paired`, `RawTree::intersect_paired`); the others
+/// go entry by entry.
 fn differences<C>(make: fn(u64) -> ValueOf<C>)
 where
     C: Config<Memory = LocalMemory> + Removable,
@@ -522,6 +552,17 @@ where
                 x.memory_usage() == 0,
                 "{at}: an emptied tree keeps nothing"
             );
+            let mut x = build(x_keys);
+            let mut met = Vec::new();
+            x.intersect_with(&y, |k, ours, theirs| {
+                met.push(wide(k));
+                assert!(*ours == make(wide(k) as u64) && ours == theirs);
+            });
+            let common: BTreeSet<u128> = x_keys.intersection(y_keys).copied().collect();
+            assert!(met.iter().eq(&common), "{at}: the merge calls, in order");
+            same(&x, &common, &format!("{at}: intersection"));
+            same(&y, y_keys, &format!("{at}: intersection, the other tree"));
+            assert_eq!(x.is_empty(), x.memory_usage() == 0, "{at}");
         }
     }
 }

@@ -12,13 +12,14 @@
 //! | operation | cost (`n = self.len()`, `m = other.len()`) |
 //! |---|---|
 //! | `union_with` | uncompressed: one walk of both trees together, moving whole every subtree of `other` under a chunk `self` lacks (see `tree/graft.rs`): O(k) for disjoint key ranges, k the nodes moved, O(m) at worst. Compressed: a lookup and an insert or merge per entry of `other`: O(m·h); inserts in key order reuse the lookup's path |
-//! | `intersect_with` | one walk of `self`, a seek per entry, and an insert in key order per kept entry into a fresh tree: O(n·s + k·h) |
-//! | `difference_with` | uncompressed, values without drop glue: one walk of `other` and of the matching part of `self` together, node by node, removing each common key where the walk is (see `tree/graft.rs`): O(k), k the nodes of `other` whose place `self` has. Otherwise the cheaper of one walk of `self` with a seek per entry plus a removal per common entry, and a removal per entry of `other`: O(min(n·s, m·h) + r·h) |
+//! | `intersect_with` | uncompressed: one walk of both trees together, going down only where both have a child, and a move per kept value into a fresh tree built in key order (see `tree/graft.rs`): O(k + r), k the node pairs met and r the entries kept. Compressed: one walk of `self`, a seek per entry, and an insert per kept entry: O(n·s + r·h) |
+//! | `difference_with` | uncompressed: one walk of `other` and of the matching part of `self` together, node by node, removing each common key where the walk is (see `tree/graft.rs`): O(k), k the nodes of `other` whose place `self` has. Compressed: the cheaper of one walk of `self` with a seek per entry plus a removal per common entry, and a removal per entry of `other`: O(min(n·s, m·h) + r·h) |
 //! | `is_subset`, `is_superset`, `is_disjoint` | a lookup per key of the smaller tree when it is much smaller, otherwise one walk of it with a seek per key |
 //!
-//! Only `union_with` moves whole subtrees, since only it owns the other
-//! tree; the others keep `self`'s nodes and read `other`'s, and
-//! `intersect_with` still visits every entry of `self`.
+//! Only `union_with` moves whole subtrees of `other`, since only it owns
+//! that tree; the others read `other`'s nodes. The old entries an
+//! intersection does not keep go with `self`'s old tree, released whole
+//! (visited only for values to drop or leaves to free).
 //!
 //! `union_with` takes `other` by value and moves its values; the others
 //! borrow it. A panic in a merge function leaves both trees consistent
@@ -30,7 +31,7 @@ use crate::config::{Config, Removable};
 use crate::key::SPAN;
 use crate::mem::{InfallibleMemory, LocalMemory};
 use crate::tree::entry::Entry;
-use crate::value::{MutableLayout, ValueLayout};
+use crate::value::MutableLayout;
 
 impl<C: Config> RawTree<C>
 where
@@ -87,11 +88,13 @@ where
     /// `merge(key, &mut ours, &theirs)` on each.
     ///
     /// The kept entries move into a fresh tree, built in key order, which
-    /// then replaces this one: one walk of this tree, a seek of a cursor
-    /// over `other` to each of its keys, and an insert per kept entry, and
-    /// the result holds only the memory its entries need
-    /// (removing the dropped keys one by one would leave slab blocks part
-    /// full). If `merge` panics, the tree keeps the entries merged before.
+    /// then replaces this one, so the result holds only the memory its
+    /// entries need (removing the dropped keys one by one would leave slab
+    /// blocks part full). An uncompressed tree walks both trees together,
+    /// node by node, going down only where both have a child: a subtree on
+    /// one side only is passed over without a visit. A compressed tree
+    /// walks its entries, with a cursor over `other` seeking each key.
+    /// If `merge` panics, the tree keeps the entries merged before.
     ///
     /// ```
     /// use radix_core::RadixMap;
@@ -105,6 +108,10 @@ where
     where
         F: FnMut(C::Key, &mut ValueOf<C>, &ValueOf<C>),
     {
+        if C::COMPRESSION.is_none() {
+            self.intersect_paired(other, &mut merge);
+            return;
+        }
         let empty = Self::with_memory(self.memory().empty_like());
         let ours = core::mem::replace(self, empty);
         if other.is_empty() {
@@ -134,10 +141,12 @@ where
 {
     /// Removes every key that is in `other`.
     ///
-    /// An uncompressed tree of values without drop glue walks both trees
-    /// together, node by node: subtrees on one side only are passed over
-    /// without a visit, and a common key is removed where the walk finds
-    /// it, without a descent.
+    /// An uncompressed tree walks both trees together, node by node:
+    /// subtrees on one side only are passed over without a visit, and a
+    /// common key is removed where the walk finds it, without a descent.
+    /// The removed values are dropped after the walk (a value's `Drop`
+    /// that panics then leaves the tree without any of the keys). A
+    /// compressed tree removes the keys one by one.
     ///
     /// ```
     /// use radix_core::RadixMap;
@@ -151,7 +160,7 @@ where
         if self.is_empty() || other.is_empty() {
             return;
         }
-        if C::COMPRESSION.is_none() && !LayoutOf::<C>::DROPS_VALUES {
+        if C::COMPRESSION.is_none() {
             self.difference_paired(other);
             return;
         }
