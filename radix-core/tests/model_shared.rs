@@ -836,12 +836,11 @@ shared_model_tests! {
     u128_inline_lazy_limited: check_limited, u128, Inline<[u64; 3]>, SizeClasses::DEFAULT, Compression::Lazy;
     u64_embedded_lazy_one_limited: check_limited, u64, Embedded<u64>, ONE, Compression::Lazy;
     u64_embedded_path_custom_limited: check_limited, u64, Embedded<u64>, CUSTOM, Compression::Path;
-    // ENGINE BUG (reported): these fail until a compressed removal that
-    // empties the tree takes the value out of its leaf before
-    // `release_all` (compressed/mod.rs, `remove_compressed`): with values
-    // in leaves (`Leaf`, `Varlen` values longer than 7 bytes) the leaf is
-    // freed a second time after the area got it back, and the area's
-    // counters break ("attempt to subtract with overflow" in
+    // Regression cases: a compressed removal that emptied the tree once
+    // released the area before taking the value out of its leaf, so with
+    // values in leaves (`Leaf`, `Varlen` values longer than 7 bytes) the
+    // leaf was freed a second time after the area got it back, and the
+    // area's counters broke ("attempt to subtract with overflow" in
     // `SharedMemory::put`, or "freeing page N, which does not start an
     // allocated block"). Minimal: a `Leaf<u64>` tree of any compression,
     // insert 1, remove 1.
@@ -852,9 +851,9 @@ shared_model_tests! {
     u32_varlen_path: check, u32, Varlen<VarBytes>, SizeClasses::DEFAULT, Compression::Path;
     u128_leaf_full_custom_limited: check_limited, u128, Leaf<u64>, CUSTOM, Compression::Full;
     u32_varlen_path_limited: check_limited, u32, Varlen<VarBytes>, SizeClasses::DEFAULT, Compression::Path;
-    // ENGINE BUG (reported): the one above, and behind it a last-level
-    // node left with one value under path compression alone that does not
-    // shrink from class 1 to class 0 (see the unit test
+    // Regression case: the bug above, and behind it a last-level node left
+    // with one value under path compression alone that did not shrink
+    // from class 1 to class 0 (see the unit test
     // `path_one_child_classes_shrink_a_last_level_node_left_with_one_value`).
     u64_leaf_path_one: check, u64, Leaf<u64>, ONE, Compression::Path;
 }

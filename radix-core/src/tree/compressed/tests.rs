@@ -920,56 +920,72 @@ fn seeds() -> std::ops::Range<u64> {
     0..scaled(16, 1) as u64
 }
 
+/// Runs `check::<C>(seed)` for every seed, for each configuration `C`
+/// listed.
+macro_rules! over_configs {
+    ($check:ident, [$($config:ty),+ $(,)?]) => {
+        for seed in seeds() {
+            $($check::<$config>(seed);)+
+        }
+    };
+}
+
 #[test]
 fn none_removal_restores_the_canonical_shape() {
-    for seed in seeds() {
-        removal_restores_the_canonical_shape::<NoneU16>(seed);
-        removal_restores_the_canonical_shape::<NoneU32>(seed);
-        removal_restores_the_canonical_shape::<NoneU64>(seed);
-        removal_restores_the_canonical_shape::<NoneU128>(seed);
-        removal_restores_the_canonical_shape::<NoneU64One>(seed);
-    }
+    over_configs!(
+        removal_restores_the_canonical_shape,
+        [NoneU16, NoneU32, NoneU64, NoneU128, NoneU64One]
+    );
 }
 
 #[test]
 fn lazy_removal_restores_the_canonical_shape() {
-    for seed in seeds() {
-        removal_restores_the_canonical_shape::<LazyU8>(seed);
-        removal_restores_the_canonical_shape::<LazyU16>(seed);
-        removal_restores_the_canonical_shape::<LazyU32>(seed);
-        removal_restores_the_canonical_shape::<LazyU64>(seed);
-        removal_restores_the_canonical_shape::<LazyU128>(seed);
-        removal_restores_the_canonical_shape::<LazyU32Varlen>(seed);
-        removal_restores_the_canonical_shape::<LazyU64One>(seed);
-        removal_restores_the_canonical_shape::<LazyU128Inline>(seed);
-    }
+    over_configs!(
+        removal_restores_the_canonical_shape,
+        [
+            LazyU8,
+            LazyU16,
+            LazyU32,
+            LazyU64,
+            LazyU128,
+            LazyU32Varlen,
+            LazyU64One,
+            LazyU128Inline
+        ]
+    );
 }
 
 #[test]
 fn path_removal_restores_the_canonical_shape() {
-    for seed in seeds() {
-        removal_restores_the_canonical_shape::<PathU8>(seed);
-        removal_restores_the_canonical_shape::<PathU16>(seed);
-        removal_restores_the_canonical_shape::<PathU32>(seed);
-        removal_restores_the_canonical_shape::<PathU64>(seed);
-        removal_restores_the_canonical_shape::<PathU128>(seed);
-        removal_restores_the_canonical_shape::<PathU128Inline>(seed);
-        removal_restores_the_canonical_shape::<PathU64String>(seed);
-    }
+    over_configs!(
+        removal_restores_the_canonical_shape,
+        [
+            PathU8,
+            PathU16,
+            PathU32,
+            PathU64,
+            PathU128,
+            PathU128Inline,
+            PathU64String
+        ]
+    );
 }
 
 #[test]
 fn full_removal_restores_the_canonical_shape() {
-    for seed in seeds() {
-        removal_restores_the_canonical_shape::<FullU8>(seed);
-        removal_restores_the_canonical_shape::<FullU16>(seed);
-        removal_restores_the_canonical_shape::<FullU32>(seed);
-        removal_restores_the_canonical_shape::<FullU64>(seed);
-        removal_restores_the_canonical_shape::<FullU128>(seed);
-        removal_restores_the_canonical_shape::<FullU16String>(seed);
-        removal_restores_the_canonical_shape::<FullU64One>(seed);
-        removal_restores_the_canonical_shape::<FullU128Varlen>(seed);
-    }
+    over_configs!(
+        removal_restores_the_canonical_shape,
+        [
+            FullU8,
+            FullU16,
+            FullU32,
+            FullU64,
+            FullU128,
+            FullU16String,
+            FullU64One,
+            FullU128Varlen
+        ]
+    );
 }
 
 /// Path compression alone with a class list starting at capacity 1: the
@@ -978,12 +994,12 @@ fn full_removal_restores_the_canonical_shape() {
 /// to the node4 of one (verify rejects a node16 at or below its shrink
 /// threshold).
 ///
-/// ENGINE BUG (reported, fails natively and under Miri): `repair` stops
-/// at a last-level node left with one value under path compression alone
-/// ("one value under a prefix: canonical without lazy leaves") without
-/// calling `shrink_if_sparse`, so the node stays a node16 of one value
-/// and `verify()` fails with "count 1 should have shrunk class 1 into
-/// class 0". (`reserve_removal` already reserves the class-0 node.)
+/// A regression test: `repair` once stopped at a last-level node left
+/// with one value under path compression alone ("one value under a
+/// prefix: canonical without lazy leaves") without calling
+/// `shrink_if_sparse`, so the node stayed a node16 of one value and
+/// `verify()` failed with "count 1 should have shrunk class 1 into class
+/// 0". (`reserve_removal` reserves the class-0 node.)
 #[test]
 fn path_one_child_classes_shrink_a_last_level_node_left_with_one_value() {
     let mut m = Model::<PathU32One>::new();
@@ -1000,9 +1016,7 @@ fn path_one_child_classes_shrink_a_last_level_node_left_with_one_value() {
         &want_single::<PathU32One>(0x0102_0304),
         "one value left",
     );
-    for seed in seeds() {
-        removal_restores_the_canonical_shape::<PathU32One>(seed);
-    }
+    over_configs!(removal_restores_the_canonical_shape, [PathU32One]);
 }
 
 // ------------------------------------------------------------ ranges and lookups
@@ -1227,46 +1241,34 @@ fn ranges_and_lookups_follow_btreemap<C: Config<Memory = LocalMemory, Layout = A
 
 #[test]
 fn none_ranges_and_lookups_follow_btreemap() {
-    for seed in seeds() {
-        ranges_and_lookups_follow_btreemap::<NoneU16>(seed);
-        ranges_and_lookups_follow_btreemap::<NoneU32>(seed);
-        ranges_and_lookups_follow_btreemap::<NoneU64>(seed);
-        ranges_and_lookups_follow_btreemap::<NoneU128>(seed);
-    }
+    over_configs!(
+        ranges_and_lookups_follow_btreemap,
+        [NoneU16, NoneU32, NoneU64, NoneU128]
+    );
 }
 
 #[test]
 fn lazy_ranges_and_lookups_follow_btreemap() {
-    for seed in seeds() {
-        ranges_and_lookups_follow_btreemap::<LazyU8>(seed);
-        ranges_and_lookups_follow_btreemap::<LazyU16>(seed);
-        ranges_and_lookups_follow_btreemap::<LazyU32>(seed);
-        ranges_and_lookups_follow_btreemap::<LazyU64>(seed);
-        ranges_and_lookups_follow_btreemap::<LazyU128>(seed);
-    }
+    over_configs!(
+        ranges_and_lookups_follow_btreemap,
+        [LazyU8, LazyU16, LazyU32, LazyU64, LazyU128]
+    );
 }
 
 #[test]
 fn path_ranges_and_lookups_follow_btreemap() {
-    for seed in seeds() {
-        ranges_and_lookups_follow_btreemap::<PathU8>(seed);
-        ranges_and_lookups_follow_btreemap::<PathU16>(seed);
-        ranges_and_lookups_follow_btreemap::<PathU32>(seed);
-        ranges_and_lookups_follow_btreemap::<PathU64>(seed);
-        ranges_and_lookups_follow_btreemap::<PathU128>(seed);
-    }
+    over_configs!(
+        ranges_and_lookups_follow_btreemap,
+        [PathU8, PathU16, PathU32, PathU64, PathU128]
+    );
 }
 
 #[test]
 fn full_ranges_and_lookups_follow_btreemap() {
-    for seed in seeds() {
-        ranges_and_lookups_follow_btreemap::<FullU8>(seed);
-        ranges_and_lookups_follow_btreemap::<FullU16>(seed);
-        ranges_and_lookups_follow_btreemap::<FullU32>(seed);
-        ranges_and_lookups_follow_btreemap::<FullU64>(seed);
-        ranges_and_lookups_follow_btreemap::<FullU128>(seed);
-        ranges_and_lookups_follow_btreemap::<FullU64One>(seed);
-    }
+    over_configs!(
+        ranges_and_lookups_follow_btreemap,
+        [FullU8, FullU16, FullU32, FullU64, FullU128, FullU64One]
+    );
 }
 
 // ------------------------------------------------------------ drops
@@ -1316,27 +1318,28 @@ fn drops_each_value_once<C: Config<Memory = LocalMemory, Layout: TestLayout>>(se
 
 #[test]
 fn every_value_is_dropped_once() {
-    for seed in seeds() {
-        drops_each_value_once::<FullU16Counted>(seed);
-        drops_each_value_once::<FullU128Counted>(seed);
-        drops_each_value_once::<LazyU64Counted>(seed);
-        drops_each_value_once::<PathU32Fat>(seed);
-        drops_each_value_once::<NoneU32Counted>(seed);
-        drops_each_value_once::<FullU16String>(seed);
-        drops_each_value_once::<PathU64String>(seed);
-    }
+    over_configs!(
+        drops_each_value_once,
+        [
+            FullU16Counted,
+            FullU128Counted,
+            LazyU64Counted,
+            PathU32Fat,
+            NoneU32Counted,
+            FullU16String,
+            PathU64String
+        ]
+    );
 }
 
 /// As above with path compression and a class list starting at capacity
 /// 1.
 ///
-/// ENGINE BUG (reported, fails natively): the same as
+/// A regression test for the bug of
 /// `path_one_child_classes_shrink_a_last_level_node_left_with_one_value`.
 #[test]
 fn path_one_child_classes_drop_every_value_once() {
-    for seed in seeds() {
-        drops_each_value_once::<PathU64Counted>(seed);
-    }
+    over_configs!(drops_each_value_once, [PathU64Counted]);
 }
 
 // ------------------------------------------------------------ lazy heights
@@ -1425,14 +1428,13 @@ fn lazy_height_follows_the_largest_key_at_every_width() {
 /// with one lazy leaf collapsing into it (lazy), a root left with one
 /// child merging into it (path).
 ///
-/// ENGINE BUG (reported, fails under Miri only): `remove_compressed`
-/// records `loc = NonNull::from(self.root.as_mut())` in its path, then
-/// calls `self.repair(..)`, whose `&mut self` is retagged on entry, which
-/// invalidates `loc` (Stacked and Tree Borrows alike); `repair` then
-/// writes the new root through it (compressed/mod.rs, the lazy collapse
-/// and the path merge). The uncompressed removal borrows `self.mem` alone
-/// for this reason. Most removal tests of this file meet the same error
-/// under Miri.
+/// A regression test for a borrow bug Miri found: `remove_compressed`
+/// recorded `loc = NonNull::from(self.root.as_mut())` in its path and
+/// then called `self.repair(..)`, whose `&mut self`, retagged on entry,
+/// invalidated `loc` (Stacked and Tree Borrows alike) before `repair`
+/// wrote the new root through it (the lazy collapse and the path merge).
+/// `repair` now borrows the memory back end alone, as the uncompressed
+/// removal does.
 #[test]
 fn removals_that_rewrite_the_root_reference() {
     let mut full = Model::<FullU64>::new();
@@ -1460,16 +1462,15 @@ fn removals_that_rewrite_the_root_reference() {
 /// Removing the last key must take its value out before the memory back
 /// end releases everything.
 ///
-/// ENGINE BUG (reported; natively this test usually passes by luck, Miri
-/// reports the use after free): `remove_compressed` calls
-/// `self.mem.release_all()` when the tree becomes empty and only then
+/// A regression test (natively the bug mostly passed by luck; Miri
+/// reported the use after free): `remove_compressed` once called
+/// `self.mem.release_all()` when the tree became empty and only then
 /// `LayoutOf::take(slot, ..)`, which reads the value's leaf and frees it.
 /// With leaves in insert-only bump arenas (released by `release_all`) the
-/// value is read from freed memory; in a shared area the leaf is freed a
-/// second time, which corrupts the area (see `tests/model_shared.rs`: any
-/// compressed shared tree with `Leaf` or `Varlen` values panics in
-/// `SharedMemory::put` on the first removal that empties it). The
-/// uncompressed removal takes the value first.
+/// value was read from freed memory; in a shared area the leaf was freed
+/// a second time, which corrupted the area (`tests/model_shared.rs` has
+/// the shared cases). The removal now takes the value first, as the
+/// uncompressed removal does.
 #[test]
 fn removing_the_last_key_takes_its_value_before_releasing_memory() {
     let mem = LocalMemory::insert_only(&RawTree::<FullU16String>::pool_specs(), 4096);
