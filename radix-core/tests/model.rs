@@ -19,7 +19,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::ops::Bound;
 
 use common::*;
 use quickcheck::{Arbitrary, Gen, QuickCheck};
@@ -27,35 +26,8 @@ use radix_core::mem::LocalMemory;
 use radix_core::value::{Auto, Embedded, Inline, Leaf, VarBytes, Varlen};
 use radix_core::{Config, RawTree, SizeClasses};
 
-#[derive(Clone, Debug)]
-enum Op {
-    Insert(u128, u64),
-    /// Overwrites the `n % len`-th key of the model.
-    Update(usize, u64),
-    Remove(u128),
-    /// Removes the `n % len`-th key of the model.
-    RemoveExisting(usize),
-    Get(u128),
-    /// Looks up the `n % len`-th key of the model.
-    GetExisting(usize),
-    /// A range, consumed from both ends as the pattern's bits say.
-    Range(Bound<u128>, Bound<u128>, u64),
-    Iterate,
-    Clear,
-    /// Inserts `start + i * step` for `i < len`.
-    InsertRun {
-        start: u128,
-        len: u16,
-        step: u8,
-        generation: u64,
-    },
-    /// Removes `start + i * step` for `i < len`.
-    RemoveRun {
-        start: u128,
-        len: u16,
-        step: u8,
-    },
-}
+/// The operations these tests draw.
+type Op = MapOp;
 
 /// A generated operation sequence.
 #[derive(Clone, Debug)]
@@ -65,34 +37,7 @@ impl Arbitrary for Ops {
     fn arbitrary(g: &mut Gen) -> Self {
         let mut keys = KeyGen::from_seed(u64::arbitrary(g));
         let len = 1 + keys.rng.below(2 * g.size() as u64 + 1) as usize;
-        let ops = (0..len)
-            .map(|_| {
-                let generation = keys.rng.next_u64();
-                let n = keys.rng.next_u64() as usize;
-                match keys.rng.below(100) {
-                    0..=29 => Op::Insert(keys.key(), generation),
-                    30..=37 => Op::Update(n, generation),
-                    38..=47 => Op::Remove(keys.key()),
-                    48..=59 => Op::RemoveExisting(n),
-                    60..=69 => Op::Get(keys.key()),
-                    70..=76 => Op::GetExisting(n),
-                    77..=84 => Op::Range(keys.bound(), keys.bound(), keys.pattern()),
-                    85..=87 => Op::Iterate,
-                    88 => Op::Clear,
-                    89..=94 => Op::InsertRun {
-                        start: keys.key(),
-                        len: keys.rng.below(300) as u16,
-                        step: 1 + keys.rng.below(3) as u8,
-                        generation,
-                    },
-                    _ => Op::RemoveRun {
-                        start: keys.key(),
-                        len: keys.rng.below(300) as u16,
-                        step: 1 + keys.rng.below(3) as u8,
-                    },
-                }
-            })
-            .collect();
+        let ops = (0..len).map(|_| MapOp::draw(&mut keys)).collect();
         Ops(ops)
     }
 

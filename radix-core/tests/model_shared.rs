@@ -233,32 +233,8 @@ fn assert_same_view<C: SharedCfg>(t: &TreeView<C>, model: &BTreeMap<u128, u64>, 
 
 #[derive(Clone, Debug)]
 enum Op {
-    Insert(u128, u64),
-    /// Overwrites the `n % len`-th key of the model.
-    Update(usize, u64),
-    Remove(u128),
-    /// Removes the `n % len`-th key of the model.
-    RemoveExisting(usize),
-    Get(u128),
-    /// Looks up the `n % len`-th key of the model.
-    GetExisting(usize),
-    /// A range, consumed from both ends as the pattern's bits say.
-    Range(Bound<u128>, Bound<u128>, u64),
-    Iterate,
-    Clear,
-    /// Inserts `start + i * step` for `i < len`.
-    InsertRun {
-        start: u128,
-        len: u16,
-        step: u8,
-        generation: u64,
-    },
-    /// Removes `start + i * step` for `i < len`.
-    RemoveRun {
-        start: u128,
-        len: u16,
-        step: u8,
-    },
+    /// An operation every map supports, through the write guard.
+    Map(MapOp),
     /// Drops the write guard, takes two read guards (a writer must be
     /// refused meanwhile), compares both with the model, walks a range
     /// through the second, and takes the write guard again.
@@ -294,35 +270,16 @@ impl Ops {
         let limit = keys.rng.below(LIMITS.len() as u64) as usize;
         let len = 1 + keys.rng.below(2 * size as u64 + 1) as usize;
         let ops = (0..len)
-            .map(|_| {
-                let generation = keys.rng.next_u64();
-                let n = keys.rng.next_u64() as usize;
-                match keys.rng.below(100) {
-                    0..=26 => Op::Insert(keys.key(), generation),
-                    27..=33 => Op::Update(n, generation),
-                    34..=42 => Op::Remove(keys.key()),
-                    43..=53 => Op::RemoveExisting(n),
-                    54..=61 => Op::Get(keys.key()),
-                    62..=67 => Op::GetExisting(n),
-                    68..=74 => Op::Range(keys.bound(), keys.bound(), keys.pattern()),
-                    75..=76 => Op::Iterate,
-                    77 => Op::Clear,
-                    78..=84 => Op::InsertRun {
-                        start: keys.key(),
-                        len: keys.rng.below(300) as u16,
-                        step: 1 + keys.rng.below(3) as u8,
-                        generation,
-                    },
-                    85..=89 => Op::RemoveRun {
-                        start: keys.key(),
-                        len: keys.rng.below(300) as u16,
-                        step: 1 + keys.rng.below(3) as u8,
-                    },
-                    90..=93 => Op::Reread(keys.bound(), keys.bound(), keys.pattern()),
-                    94..=95 => Op::Attach(n, keys.key(), generation),
-                    96..=97 => Op::Verify,
-                    _ => Op::Fill(generation),
-                }
+            .map(|_| match keys.rng.below(50) {
+                0..=44 => Op::Map(MapOp::draw(&mut keys)),
+                45..=46 => Op::Reread(keys.bound(), keys.bound(), keys.pattern()),
+                47 => Op::Attach(
+                    keys.rng.next_u64() as usize,
+                    keys.key(),
+                    keys.rng.next_u64(),
+                ),
+                48 => Op::Verify,
+                _ => Op::Fill(keys.rng.next_u64()),
             })
             .collect();
         Ops { ops, limit }
@@ -555,23 +512,23 @@ fn run<C: SharedCfg>(ops: &Ops, backing: Backing, limited: bool) -> Outcome {
         let at = format!("at op {i} ({op:?})");
         let refused_before = case.outcome.refused_inserts + case.outcome.refused_removes;
         match *op {
-            Op::Insert(x, g) => {
+            Op::Map(MapOp::Insert(x, g)) => {
                 case.insert(&mut w, x, tag(x & max, g), &at);
             }
-            Op::Update(n, g) => {
+            Op::Map(MapOp::Update(n, g)) => {
                 if let Some(x) = case.nth(n) {
                     case.insert(&mut w, x, tag(x, g), &at);
                 }
             }
-            Op::Remove(x) => {
+            Op::Map(MapOp::Remove(x)) => {
                 case.remove(&mut w, x, &at);
             }
-            Op::RemoveExisting(n) => {
+            Op::Map(MapOp::RemoveExisting(n)) => {
                 if let Some(x) = case.nth(n) {
                     case.remove(&mut w, x, &at);
                 }
             }
-            Op::Get(x) => {
+            Op::Map(MapOp::Get(x)) => {
                 let x = x & max;
                 match case.model.get(&x) {
                     Some(&tg) => assert!(holds_view(&w, k(x), tg), "{at}: wrong value"),
@@ -579,35 +536,35 @@ fn run<C: SharedCfg>(ops: &Ops, backing: Backing, limited: bool) -> Outcome {
                 }
                 assert_eq!(w.contains_key(k(x)), case.model.contains_key(&x), "{at}");
             }
-            Op::GetExisting(n) => {
+            Op::Map(MapOp::GetExisting(n)) => {
                 if let Some(x) = case.nth(n) {
                     assert!(holds_view(&w, k(x), case.model[&x]), "{at}: wrong value");
                 }
             }
-            Op::Range(lo, hi, pattern) => {
+            Op::Map(MapOp::Range(lo, hi, pattern)) => {
                 let (lo, hi) = (lo.map(|x| x & max), hi.map(|x| x & max));
                 let want = case.want(lo, hi);
                 assert_walk::<C, _>(w.range((lo.map(k), hi.map(k))), &want, pattern, &at);
             }
-            Op::Iterate => assert_same_view(&w, &case.model, &at),
-            Op::Clear => {
+            Op::Map(MapOp::Iterate) => assert_same_view(&w, &case.model, &at),
+            Op::Map(MapOp::Clear) => {
                 w.clear();
                 case.model.clear();
                 assert!(w.is_empty(), "{at}: not empty after clear");
                 assert_eq!(area.memory_usage(), empty, "{at}: area memory after clear");
             }
-            Op::InsertRun {
+            Op::Map(MapOp::InsertRun {
                 start,
                 len,
                 step,
                 generation,
-            } => {
+            }) => {
                 for j in 0..u128::from(len) {
                     let x = start.wrapping_add(j * u128::from(step)) & max;
                     case.insert(&mut w, x, tag(x, generation), &at);
                 }
             }
-            Op::RemoveRun { start, len, step } => {
+            Op::Map(MapOp::RemoveRun { start, len, step }) => {
                 for j in 0..u128::from(len) {
                     let x = start.wrapping_add(j * u128::from(step));
                     case.remove(&mut w, x, &at);
@@ -885,7 +842,7 @@ fn compressed_refusals_change_nothing() {
     );
     shared_config!(Path, u32, Embedded<u64>, CUSTOM, Compression::Path);
     let mut refused = [(0, 0); 3];
-    for seed in 0..8u64 {
+    for seed in 0..32u64 {
         let ops = Ops::generate(mix64(seed ^ 0xC0_4D), 80);
         let outcomes = [
             run::<Full>(&ops, Backing::Heap, true),

@@ -637,6 +637,69 @@ impl KeyGen {
     }
 }
 
+/// An operation of the model tests that every map under test supports,
+/// on keys drawn as `u128` and truncated to the tree's width.
+#[derive(Clone, Debug)]
+pub enum MapOp {
+    Insert(u128, u64),
+    /// Overwrites the `n % len`-th key of the model.
+    Update(usize, u64),
+    Remove(u128),
+    /// Removes the `n % len`-th key of the model.
+    RemoveExisting(usize),
+    Get(u128),
+    /// Looks up the `n % len`-th key of the model.
+    GetExisting(usize),
+    /// A range, consumed from both ends as the pattern's bits say.
+    Range(Bound<u128>, Bound<u128>, u64),
+    Iterate,
+    Clear,
+    /// Inserts `start + i * step` for `i < len`.
+    InsertRun {
+        start: u128,
+        len: u16,
+        step: u8,
+        generation: u64,
+    },
+    /// Removes `start + i * step` for `i < len`.
+    RemoveRun {
+        start: u128,
+        len: u16,
+        step: u8,
+    },
+}
+
+impl MapOp {
+    /// An operation drawn from `keys`: inserts and removals (single, of
+    /// present keys, and runs of up to 300 keys) twice as often as reads.
+    pub fn draw(keys: &mut KeyGen) -> Self {
+        let generation = keys.rng.next_u64();
+        let n = keys.rng.next_u64() as usize;
+        match keys.rng.below(100) {
+            0..=29 => MapOp::Insert(keys.key(), generation),
+            30..=37 => MapOp::Update(n, generation),
+            38..=47 => MapOp::Remove(keys.key()),
+            48..=59 => MapOp::RemoveExisting(n),
+            60..=69 => MapOp::Get(keys.key()),
+            70..=76 => MapOp::GetExisting(n),
+            77..=84 => MapOp::Range(keys.bound(), keys.bound(), keys.pattern()),
+            85..=87 => MapOp::Iterate,
+            88 => MapOp::Clear,
+            89..=94 => MapOp::InsertRun {
+                start: keys.key(),
+                len: keys.rng.below(300) as u16,
+                step: 1 + keys.rng.below(3) as u8,
+                generation,
+            },
+            _ => MapOp::RemoveRun {
+                start: keys.key(),
+                len: keys.rng.below(300) as u16,
+                step: 1 + keys.rng.below(3) as u8,
+            },
+        }
+    }
+}
+
 pub fn in_bounds(w: u128, lo: Bound<u128>, hi: Bound<u128>) -> bool {
     (match lo {
         Bound::Included(l) => w >= l,
