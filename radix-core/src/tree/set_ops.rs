@@ -2,12 +2,16 @@
 //! `difference_with`, in place, each taking a second tree of the same
 //! configuration.
 //!
-//! `self` is walked in key order, and `other` followed by a cursor that
-//! seeks to each key of `self`: a seek searches again only the levels below
-//! the lowest node the two keys share, so the subtrees of `other` between
-//! two keys of `self` are passed over without visiting their entries. With
-//! `s` the cost of such a seek (one node search between neighbouring keys,
-//! at most `h`, the height):
+//! Uncompressed trees (the default) are walked together, node by node
+//! (`tree/graft.rs`): a subtree on one side only is moved whole, or passed
+//! over, without a visit to its keys. A compressed tree's subtree changes
+//! form with its place (lazy leaves, merged chains), so there `self` is
+//! walked in key order, and `other` followed by a cursor that seeks to
+//! each key of `self`: a seek searches again only the levels below the
+//! lowest node the two keys share, so the subtrees of `other` between two
+//! keys of `self` are still passed over without visiting their entries.
+//! With `s` the cost of such a seek (one node search between neighbouring
+//! keys, at most `h`, the height):
 //!
 //! | operation | cost (`n = self.len()`, `m = other.len()`) |
 //! |---|---|
