@@ -136,21 +136,14 @@ where
                 assert!(t.is_empty());
                 assert_eq!(t.memory_usage(), 0, "{at}: memory after clear");
             }
-            Op::InsertRun {
-                start,
-                len,
-                step,
-                generation,
-            } => {
-                for j in 0..len as u128 {
-                    let w = start.wrapping_add(j * step as u128) & max;
+            Op::InsertRun(run, generation) => {
+                for w in run.keys(max) {
                     let tg = tag(w, generation);
                     assert_old(put(&mut t, k(w), tg), model.insert(w, tg), &at);
                 }
             }
-            Op::RemoveRun { start, len, step } => {
-                for j in 0..len as u128 {
-                    let w = start.wrapping_add(j * step as u128) & max;
+            Op::RemoveRun(run) => {
+                for w in run.keys(max) {
                     assert_old(del(&mut t, k(w)), model.remove(&w), &at);
                 }
             }

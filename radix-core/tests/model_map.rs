@@ -75,19 +75,10 @@ type Model<V> = BTreeMap<u128, V>;
 enum Op {
     Insert(u128, u64),
     Remove(u128),
-    /// Inserts `start + i * step` for `i < len`.
-    InsertRun {
-        start: u128,
-        len: u16,
-        step: u8,
-        x: u64,
-    },
-    /// Removes `start + i * step` for `i < len`.
-    RemoveRun {
-        start: u128,
-        len: u16,
-        step: u8,
-    },
+    /// Inserts the run's keys.
+    InsertRun(KeyRun, u64),
+    /// Removes the run's keys.
+    RemoveRun(KeyRun),
     /// `entry(key).or_insert(v)`, then a change through the `&mut`.
     OrInsert(u128, u64),
     /// `entry(key).or_insert_with(f)`.
@@ -191,17 +182,8 @@ impl Arbitrary for Ops {
                 match keys.rng.below(100) {
                     0..=7 => Op::Insert(keys.key(), x),
                     8..=11 => Op::Remove(keys.key()),
-                    12..=16 => Op::InsertRun {
-                        start: keys.key(),
-                        len: keys.rng.below(300) as u16,
-                        step: 1 + keys.rng.below(3) as u8,
-                        x,
-                    },
-                    17..=18 => Op::RemoveRun {
-                        start: keys.key(),
-                        len: keys.rng.below(300) as u16,
-                        step: 1 + keys.rng.below(3) as u8,
-                    },
+                    12..=16 => Op::InsertRun(KeyRun::draw(&mut keys), x),
+                    17..=18 => Op::RemoveRun(KeyRun::draw(&mut keys)),
                     19..=22 => Op::OrInsert(keys.key(), x),
                     23..=24 => Op::OrInsertWith(keys.key(), x),
                     25..=27 => Op::OrInsertWithKey(keys.key(), x),
@@ -454,21 +436,14 @@ where
                 let w = w & max;
                 assert_eq!(rem(&mut t, k(w)), model.remove(&w), "{at}");
             }
-            Op::InsertRun {
-                start,
-                len,
-                step,
-                x,
-            } => {
-                for j in 0..len as u128 {
-                    let w = start.wrapping_add(j * step as u128) & max;
+            Op::InsertRun(run, x) => {
+                for w in run.keys(max) {
                     let v = make(w, x);
                     assert_eq!(ins(&mut t, k(w), v.clone()), model.insert(w, v), "{at}");
                 }
             }
-            Op::RemoveRun { start, len, step } => {
-                for j in 0..len as u128 {
-                    let w = start.wrapping_add(j * step as u128) & max;
+            Op::RemoveRun(run) => {
+                for w in run.keys(max) {
                     assert_eq!(rem(&mut t, k(w)), model.remove(&w), "{at}");
                 }
             }
@@ -1133,17 +1108,8 @@ model_tests! {
 enum SharedOp {
     Insert(u128, u64),
     Remove(u128),
-    InsertRun {
-        start: u128,
-        len: u16,
-        step: u8,
-        generation: u64,
-    },
-    RemoveRun {
-        start: u128,
-        len: u16,
-        step: u8,
-    },
+    InsertRun(KeyRun, u64),
+    RemoveRun(KeyRun),
     Seek(u128),
     SeekExisting(usize),
     /// Clone, change the clone (these keys) and the original independently;
@@ -1169,17 +1135,8 @@ impl Arbitrary for SharedOps {
                 match keys.rng.below(100) {
                     0..=24 => SharedOp::Insert(keys.key(), x),
                     25..=34 => SharedOp::Remove(keys.key()),
-                    35..=44 => SharedOp::InsertRun {
-                        start: keys.key(),
-                        len: keys.rng.below(300) as u16,
-                        step: 1 + keys.rng.below(3) as u8,
-                        generation: x,
-                    },
-                    45..=49 => SharedOp::RemoveRun {
-                        start: keys.key(),
-                        len: keys.rng.below(300) as u16,
-                        step: 1 + keys.rng.below(3) as u8,
-                    },
+                    35..=44 => SharedOp::InsertRun(KeyRun::draw(&mut keys), x),
+                    45..=49 => SharedOp::RemoveRun(KeyRun::draw(&mut keys)),
                     50..=64 => SharedOp::Seek(seek_key(&mut keys)),
                     65..=74 => SharedOp::SeekExisting(n),
                     75..=84 => {
@@ -1236,21 +1193,14 @@ where
                 let w = w & max;
                 assert_old(del(&mut t, k(w)), model.remove(&w), &at);
             }
-            SharedOp::InsertRun {
-                start,
-                len,
-                step,
-                generation,
-            } => {
-                for j in 0..len as u128 {
-                    let w = start.wrapping_add(j * step as u128) & max;
+            SharedOp::InsertRun(run, generation) => {
+                for w in run.keys(max) {
                     let tg = tag(w, generation);
                     assert_old(put(&mut t, k(w), tg), model.insert(w, tg), &at);
                 }
             }
-            SharedOp::RemoveRun { start, len, step } => {
-                for j in 0..len as u128 {
-                    let w = start.wrapping_add(j * step as u128) & max;
+            SharedOp::RemoveRun(run) => {
+                for w in run.keys(max) {
                     assert_old(del(&mut t, k(w)), model.remove(&w), &at);
                 }
             }

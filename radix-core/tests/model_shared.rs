@@ -553,20 +553,13 @@ fn run<C: SharedCfg>(ops: &Ops, backing: Backing, limited: bool) -> Outcome {
                 assert!(w.is_empty(), "{at}: not empty after clear");
                 assert_eq!(area.memory_usage(), empty, "{at}: area memory after clear");
             }
-            Op::Map(MapOp::InsertRun {
-                start,
-                len,
-                step,
-                generation,
-            }) => {
-                for j in 0..u128::from(len) {
-                    let x = start.wrapping_add(j * u128::from(step)) & max;
+            Op::Map(MapOp::InsertRun(run, generation)) => {
+                for x in run.keys(max) {
                     case.insert(&mut w, x, tag(x, generation), &at);
                 }
             }
-            Op::Map(MapOp::RemoveRun { start, len, step }) => {
-                for j in 0..u128::from(len) {
-                    let x = start.wrapping_add(j * u128::from(step));
+            Op::Map(MapOp::RemoveRun(run)) => {
+                for x in run.keys(max) {
                     case.remove(&mut w, x, &at);
                 }
             }

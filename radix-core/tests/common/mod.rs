@@ -654,19 +654,37 @@ pub enum MapOp {
     Range(Bound<u128>, Bound<u128>, u64),
     Iterate,
     Clear,
-    /// Inserts `start + i * step` for `i < len`.
-    InsertRun {
-        start: u128,
-        len: u16,
-        step: u8,
-        generation: u64,
-    },
-    /// Removes `start + i * step` for `i < len`.
-    RemoveRun {
-        start: u128,
-        len: u16,
-        step: u8,
-    },
+    /// Inserts the run's keys.
+    InsertRun(KeyRun, u64),
+    /// Removes the run's keys.
+    RemoveRun(KeyRun),
+}
+
+/// `len` keys from `start`, `step` apart (wrapping): what the model tests'
+/// runs of inserts and removals walk, pushing single nodes through every
+/// size class and back.
+#[derive(Clone, Copy, Debug)]
+pub struct KeyRun {
+    pub start: u128,
+    pub len: u16,
+    pub step: u8,
+}
+
+impl KeyRun {
+    /// Up to 300 keys, 1 to 3 apart, from a key drawn from `keys`.
+    pub fn draw(keys: &mut KeyGen) -> Self {
+        KeyRun {
+            start: keys.key(),
+            len: keys.rng.below(300) as u16,
+            step: 1 + keys.rng.below(3) as u8,
+        }
+    }
+
+    /// The run's keys, truncated by `max`.
+    pub fn keys(self, max: u128) -> impl Iterator<Item = u128> {
+        (0..u128::from(self.len))
+            .map(move |j| self.start.wrapping_add(j * u128::from(self.step)) & max)
+    }
 }
 
 impl MapOp {
@@ -685,17 +703,8 @@ impl MapOp {
             77..=84 => MapOp::Range(keys.bound(), keys.bound(), keys.pattern()),
             85..=87 => MapOp::Iterate,
             88 => MapOp::Clear,
-            89..=94 => MapOp::InsertRun {
-                start: keys.key(),
-                len: keys.rng.below(300) as u16,
-                step: 1 + keys.rng.below(3) as u8,
-                generation,
-            },
-            _ => MapOp::RemoveRun {
-                start: keys.key(),
-                len: keys.rng.below(300) as u16,
-                step: 1 + keys.rng.below(3) as u8,
-            },
+            89..=94 => MapOp::InsertRun(KeyRun::draw(keys), generation),
+            _ => MapOp::RemoveRun(KeyRun::draw(keys)),
         }
     }
 }
