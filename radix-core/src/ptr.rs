@@ -2,10 +2,12 @@
 //!
 //! Every node is at least 8-byte aligned, so the three low bits of a node's
 //! address are zero. A child pointer spends the lowest two on the node's
-//! [`Kind`], which lets a lookup descend a level with one load and one 4-way
-//! match, without first loading a header to learn what the child is. The
-//! kind sits in bits 0 and 1, not higher, so that the dispatch masks the
-//! word and needs no shift. Bit 2 marks a *lazy leaf* (a key and its value
+//! [`Kind`], which lets a lookup descend a level with one load and two bit
+//! tests ([`dispatch!`](crate::node::dispatch)), without first loading a
+//! header to learn what the child is. The kind sits in bits 0 and 1, not
+//! higher, so that the dispatch tests the word as it is and needs no shift,
+//! and a node's fields are read at offsets with the tag subtracted
+//! ([`NodePtr::addr_as`]) rather than through a masked address. Bit 2 marks a *lazy leaf* (a key and its value
 //! standing for a subtree of one key, see [`crate::node`]) in trees
 //! with lazy expansion; its kind bits are zero.
 //!
@@ -140,6 +142,14 @@ impl NodePtr {
         self.tagged
     }
 
+    /// The tag's kind bits as a plain integer (its low two bits are the
+    /// [`Kind`] discriminant; the rest are not cleared), for
+    /// [`dispatch!`](crate::node::dispatch), which tests them one by one.
+    #[inline(always)]
+    pub(crate) fn tag_bits(self) -> usize {
+        self.tagged.addr().get() >> KIND_SHIFT
+    }
+
     /// The kind of the node this points to, read from the tag alone.
     #[inline(always)]
     pub fn kind(self) -> Kind {
@@ -164,6 +174,7 @@ impl NodePtr {
     #[inline(always)]
     pub fn addr_as(self, kind: Kind) -> NonNull<u8> {
         debug_assert_eq!(self.kind(), kind, "addr_as with another kind");
+        debug_assert!(!self.is_lazy(), "addr_as of a lazy leaf");
         let tag = (kind as usize) << KIND_SHIFT;
         self.tagged.map_addr(|a| {
             // SAFETY: the tag was added by `new` to a real, aligned node

@@ -31,7 +31,9 @@ use core::ptr::NonNull;
 use crate::config::{Config, Pools, RefOf, MAX_POOLS};
 use crate::key::{Key, SPAN};
 use crate::mem::{InfallibleMemory, LocalMemory, Memory, PoolSpec};
-use crate::node::{self, dispatch, lazy, Entry, Kind, Node256, NodeKind, MAX_CLASSES};
+use crate::node::{
+    self, dispatch, dispatch_kind, lazy, Entry, Kind, Node256, NodeKind, MAX_CLASSES,
+};
 use crate::ptr::NodePtr;
 use crate::value::{MutableLayout, ValueLayout};
 
@@ -168,7 +170,7 @@ pub(crate) fn stored<M: Memory>(mem: &M, node: NodePtr) -> M::Ref {
 #[inline(always)]
 pub(crate) unsafe fn find_slot<S>(node: NodePtr, chunk: u8) -> Option<NonNull<S>> {
     // SAFETY: forwarded contract.
-    unsafe { dispatch!(node.kind(), K => K::find::<S>(node.addr(), chunk)) }
+    unsafe { dispatch!(node, K => K::find::<S>(node.addr_as(K::KIND), chunk)) }
 }
 
 /// The child of inner node `node` for `chunk`: [`find_slot`], a read and a
@@ -185,7 +187,7 @@ pub(crate) unsafe fn find_child<M: Memory>(mem: &M, node: NodePtr, chunk: u8) ->
     // computation, a jump and a load.
     // SAFETY: forwarded contract.
     unsafe {
-        dispatch!(node.kind(), K => {
+        dispatch!(node, K => {
             let child = K::find_child::<M::Ref>(node.addr_as(K::KIND), chunk)?;
             Some(resolve(mem, child))
         })
@@ -208,7 +210,7 @@ pub(crate) unsafe fn find_value_slot<C: Config>(
 ) -> Option<NonNull<SlotOf<C>>> {
     // SAFETY: forwarded contract.
     unsafe {
-        dispatch!(node.kind(), K => {
+        dispatch!(node, K => {
             let addr = node.addr_as(K::KIND);
             K::prefetch_slots::<SlotOf<C>>(addr);
             if LayoutOf::<C>::NONNULL_SLOT {
@@ -228,7 +230,7 @@ pub(crate) unsafe fn find_value_slot<C: Config>(
 #[inline(always)]
 pub(crate) unsafe fn entry_at<S>(node: NodePtr, pos: u16) -> Option<Entry<S>> {
     // SAFETY: forwarded contract.
-    unsafe { dispatch!(node.kind(), K => K::entry_at::<S>(node.addr(), pos)) }
+    unsafe { dispatch!(node, K => K::entry_at::<S>(node.addr_as(K::KIND), pos)) }
 }
 
 /// The walk position of the first entry of `node` with a chunk `>= chunk`.
@@ -239,7 +241,7 @@ pub(crate) unsafe fn entry_at<S>(node: NodePtr, pos: u16) -> Option<Entry<S>> {
 #[inline(always)]
 pub(crate) unsafe fn seek(node: NodePtr, chunk: u8) -> u16 {
     // SAFETY: forwarded contract.
-    unsafe { dispatch!(node.kind(), K => K::seek(node.addr(), chunk)) }
+    unsafe { dispatch!(node, K => K::seek(node.addr_as(K::KIND), chunk)) }
 }
 
 /// The last entry of `node` before walk position `end`.
@@ -250,7 +252,7 @@ pub(crate) unsafe fn seek(node: NodePtr, chunk: u8) -> u16 {
 #[inline(always)]
 pub(crate) unsafe fn entry_before<S>(node: NodePtr, end: u16) -> Option<Entry<S>> {
     // SAFETY: forwarded contract.
-    unsafe { dispatch!(node.kind(), K => K::entry_before::<S>(node.addr(), end)) }
+    unsafe { dispatch!(node, K => K::entry_before::<S>(node.addr_as(K::KIND), end)) }
 }
 
 /// One node or lazy leaf met by [`walk_nodes`].
@@ -601,16 +603,16 @@ impl<C: Config> RawTree<C> {
     /// load and the next level's loads can start before it resolves.
     ///
     /// The level above the last is peeled out of the loop: its kind
-    /// dispatch is an indirect jump of its own, which the CPU predicts
-    /// apart from the levels above (where one shared jump saw the kinds of
-    /// every level in turn, and the levels near the values are the ones
-    /// whose kinds vary). Measured against the plain loop, RT-5 lookups
-    /// take 0.67x (fanout 48: node4s above node48s) to 0.96x (fanout 16)
-    /// the time, RT-1, RT-3 and RT-4 the same or less (`benches/RESULTS.md`),
-    /// for 2 to 7 more instructions a lookup. Unrolling every level
-    /// (a jump on the root's shift into straight-line code) measured the
-    /// same on RT-5 but 1.10x on RT-1's three levels: entering the
-    /// sequence costs more than a short loop.
+    /// dispatch ([`dispatch!`], two bit tests) is a pair of branches of
+    /// its own, which the CPU predicts apart from the levels above (the
+    /// levels near the values are the ones whose kinds vary). Against the
+    /// plain loop, when the dispatch was still one jump table, RT-5
+    /// lookups took 0.67x (fanout 48: node4s above node48s) to 0.96x
+    /// (fanout 16) the time, RT-1, RT-3 and RT-4 the same or less
+    /// (`benches/RESULTS.md`), for 2 to 7 more instructions a lookup.
+    /// Unrolling every level (a jump on the root's shift into
+    /// straight-line code) measured the same on RT-5 but 1.10x on RT-1's
+    /// three levels: entering the sequence costs more than a short loop.
     #[inline(always)]
     fn find(&self, key: C::Key) -> Option<NonNull<SlotOf<C>>> {
         if !C::COMPRESSION.is_none() {
@@ -858,7 +860,7 @@ impl<C: Config> RawTree<C> {
         // (its value shown to `on_replace`) until `take` consumes it.
         unsafe {
             let node = follow::<C>(mem, loc.read());
-            dispatch!(node.kind(), K => {
+            dispatch!(node, K => {
                 let addr = node.addr_as(K::KIND);
                 if let Some(slot) = K::find::<SlotOf<C>>(addr, chunk) {
                     let mut old = slot.read();
@@ -1103,7 +1105,7 @@ impl<C: Config> RawTree<C> {
             if C::COMPRESSION.path() {
                 node::prefix::set_prefix_word(raw, key.prefix_word(shift));
             }
-            dispatch!(kind, K => K::init(raw, class));
+            dispatch_kind!(kind, K => K::init(raw, class));
             if kind == Kind::N256 {
                 if shift > 0 {
                     Node256::clear_slots::<RefOf<C>>(raw);
@@ -1296,7 +1298,7 @@ impl<C: Config> RawTree<C> {
 #[inline(always)]
 pub(crate) unsafe fn insert_entry<S>(node: NodePtr, chunk: u8, value: S) {
     // SAFETY: forwarded contract.
-    unsafe { dispatch!(node.kind(), K => K::insert::<S>(node.addr(), chunk, value)) }
+    unsafe { dispatch!(node, K => K::insert::<S>(node.addr_as(K::KIND), chunk, value)) }
 }
 
 /// Removes `chunk` from `node`, returning its slot value (`None` if it was
@@ -1308,7 +1310,7 @@ pub(crate) unsafe fn insert_entry<S>(node: NodePtr, chunk: u8, value: S) {
 #[inline(always)]
 pub(crate) unsafe fn remove_entry<S>(node: NodePtr, chunk: u8) -> Option<S> {
     // SAFETY: forwarded contract.
-    unsafe { dispatch!(node.kind(), K => K::remove::<S>(node.addr(), chunk)) }
+    unsafe { dispatch!(node, K => K::remove::<S>(node.addr_as(K::KIND), chunk)) }
 }
 
 /// Releases every node and leaf of a detached tree when dropped, also
