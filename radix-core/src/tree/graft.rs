@@ -391,6 +391,53 @@ where
         }
         node
     }
+
+    /// Where the node at level `depth` of `key`'s path is held, in a tree
+    /// being built whose root field is `root` and whose root is at `top`.
+    /// `locs[..*made]` hold the path's nodes made so far; the levels from
+    /// `*made` to `depth` are made now, each an empty node added to its
+    /// parent, and recorded.
+    ///
+    /// # Safety
+    ///
+    /// `root` is the root field of a tree on `mem` whose nodes on `key`'s
+    /// path are exactly those `locs[..*made]` hold (the root field empty
+    /// when `*made` is 0), unchanged since: a node grows as a child is
+    /// added to it, which moves the locations inside it.
+    unsafe fn path_to(
+        mem: &mut C::Memory,
+        root: NonNull<Option<RefOf<C>>>,
+        top: u32,
+        key: C::Key,
+        locs: &mut [NonNull<RefOf<C>>; MAX_LEVELS],
+        made: &mut usize,
+        depth: usize,
+    ) -> NonNull<RefOf<C>> {
+        while *made <= depth {
+            let level = *made;
+            let shift = top - level as u32 * SPAN;
+            let new = Self::new_node(mem, 0, shift, key);
+            let new = stored(mem, new);
+            // SAFETY: the caller's contract: the root field and the
+            // parent's location are live, and the parent was just made or
+            // recorded, so its slot for `chunk` is found after the add.
+            locs[level] = unsafe {
+                if level == 0 {
+                    root.write(Some(new));
+                    NonNull::from((*root.as_ptr()).as_mut().expect("just set"))
+                } else {
+                    let parent_loc = locs[level - 1];
+                    let parent = follow::<C>(mem, parent_loc.read());
+                    let chunk = key.chunk(shift + SPAN);
+                    Self::add_child(mem, parent_loc, parent, chunk, new, shift + SPAN);
+                    let parent = follow::<C>(mem, parent_loc.read());
+                    find_slot::<RefOf<C>>(parent, chunk).expect("just added")
+                }
+            };
+            *made += 1;
+        }
+        locs[depth]
+    }
 }
 
 impl<C: Config<Memory = LocalMemory> + Removable> RawTree<C>
@@ -419,42 +466,11 @@ where
             let root_loc = NonNull::from(self.root.as_mut().expect("non-empty tree"));
             let upper_root_loc = NonNull::from(&mut upper_root);
             let mut path = [MaybeUninit::<NonNull<RefOf<C>>>::uninit(); MAX_LEVELS];
-            let mut upper_path = [None::<NonNull<RefOf<C>>>; MAX_LEVELS];
+            let mut upper_path = [NonNull::<RefOf<C>>::dangling(); MAX_LEVELS];
+            let mut upper_made = 0;
             let mut loc = root_loc;
             let mut depth = 0;
             let mut shift = top;
-            // The upper tree's node at `depth`, made (with those above it)
-            // the first time something moves into it.
-            let mut upper_at = |depth: usize, upper_mem: &mut LocalMemory| {
-                let mut d = upper_path[..=depth]
-                    .iter()
-                    .take_while(|l| l.is_some())
-                    .count();
-                while d <= depth {
-                    let shift = top - d as u32 * SPAN;
-                    let new = Self::new_node(upper_mem, 0, shift, key);
-                    upper_path[d] = Some(if d == 0 {
-                        upper_root_loc.write(Some(stored(upper_mem, new)));
-                        NonNull::from((*upper_root_loc.as_ptr()).as_mut().expect("just set"))
-                    } else {
-                        let parent_loc = upper_path[d - 1].expect("made above");
-                        let parent = follow::<C>(upper_mem, parent_loc.read());
-                        let chunk = key.chunk(shift + SPAN);
-                        Self::add_child(
-                            upper_mem,
-                            parent_loc,
-                            parent,
-                            chunk,
-                            stored(upper_mem, new),
-                            shift + SPAN,
-                        );
-                        let parent = follow::<C>(upper_mem, parent_loc.read());
-                        find_slot::<RefOf<C>>(parent, chunk).expect("just added")
-                    });
-                    d += 1;
-                }
-                upper_path[depth].expect("made")
-            };
             loop {
                 path[depth].write(loc);
                 let node = follow::<C>(mem, loc.read());
@@ -473,7 +489,17 @@ where
                     None => 0,
                 };
                 if count > 0 {
-                    let upper_loc = upper_at(depth, &mut upper_mem);
+                    // The upper tree's node at `depth`, made (with those
+                    // above it) the first time something moves into it.
+                    let upper_loc = Self::path_to(
+                        &mut upper_mem,
+                        upper_root_loc,
+                        top,
+                        key,
+                        &mut upper_path,
+                        &mut upper_made,
+                        depth,
+                    );
                     for &c in &moving[..count] {
                         let upper = follow::<C>(&upper_mem, upper_loc.read());
                         if shift == 0 {
@@ -780,6 +806,8 @@ where
                 b_shift -= SPAN;
             }
             tree.root_shift = a_shift;
+            let top = a_shift;
+            let result_root = NonNull::from(&mut tree.root);
             let fewer_ours =
                 |a: NodePtr, b: NodePtr| node::count(a.addr()) <= node::count(b.addr());
             let start: MeetFrame<C> = (a, b, 0, fewer_ours(a, b), a_shift, C::Key::MIN);
@@ -847,31 +875,15 @@ where
                         ours_slot.read()
                     };
                     let slot = LayoutOf::<C>::move_slot(slot, &mut ours.mem, &mut tree.mem);
-                    while made < depth {
-                        let (.., shift, prefix) = stack[made];
-                        let new = Self::new_node(&mut tree.mem, 0, shift, prefix);
-                        let new = stored(&tree.mem, new);
-                        made_locs[made] = if made == 0 {
-                            tree.root = Some(new);
-                            NonNull::from(tree.root.as_mut().expect("just set"))
-                        } else {
-                            let parent_loc = made_locs[made - 1];
-                            let parent = follow::<C>(&tree.mem, parent_loc.read());
-                            let chunk = prefix.chunk(shift + SPAN);
-                            Self::add_child(
-                                &mut tree.mem,
-                                parent_loc,
-                                parent,
-                                chunk,
-                                new,
-                                shift + SPAN,
-                            );
-                            let parent = follow::<C>(&tree.mem, parent_loc.read());
-                            find_slot::<RefOf<C>>(parent, chunk).expect("just added")
-                        };
-                        made += 1;
-                    }
-                    let loc = made_locs[depth - 1];
+                    let loc = Self::path_to(
+                        &mut tree.mem,
+                        result_root,
+                        top,
+                        prefix,
+                        &mut made_locs,
+                        &mut made,
+                        depth - 1,
+                    );
                     let node = follow::<C>(&tree.mem, loc.read());
                     Self::add_child(&mut tree.mem, loc, node, e.chunk, slot, 0);
                     tree.len += 1;
