@@ -3,7 +3,7 @@
 //! Every node is at least 8-byte aligned, so the three low bits of a node's
 //! address are zero. A child pointer spends the lowest two on the node's
 //! [`Kind`], which lets a lookup descend a level with one load and two bit
-//! tests ([`dispatch!`](crate::node::dispatch)), without first loading a
+//! tests (the engine's `dispatch!`), without first loading a
 //! header to learn what the child is. The kind sits in bits 0 and 1, not
 //! higher, so that the dispatch tests the word as it is and needs no shift,
 //! and a node's fields are read at offsets with the tag subtracted
