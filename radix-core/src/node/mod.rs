@@ -378,10 +378,13 @@ pub(crate) trait NodeKind {
 /// every level's kind, for every operation, through one entry of the
 /// indirect-branch predictor. The conditional predictor keeps a history per
 /// branch, so a descent whose kinds change level by level (node4s above
-/// node48s, say) is predicted where the shared jump was not. Measured on
-/// RT-5, lookups take 0.53x to 0.76x the time of the jump table
-/// (`benches/RESULTS.md`). The tests read the tag as a plain integer: from
-/// a [`Kind`], whose range LLVM knows, it rebuilds the jump table.
+/// node48s, say) is predicted where the shared jump was not, and a level
+/// costs no table load. Lookups run 4 to 9 fewer instructions (RT-1 to
+/// RT-5), RT-3's take 0.71x to 0.75x the time and RT-4's 0.68x to 0.96x;
+/// rows with one kind per level move within the machine's spread
+/// (`benches/RESULTS.md`, "The kind dispatch as two bit tests"). The
+/// tests read the tag as a plain integer: from a [`Kind`], whose range
+/// LLVM knows, it rebuilds the jump table.
 macro_rules! dispatch {
     ($node:expr, $K:ident => $body:expr) => {{
         let bits = $crate::ptr::NodePtr::tag_bits($node);
