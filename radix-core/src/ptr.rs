@@ -3,13 +3,14 @@
 //! Every node is at least 8-byte aligned, so the three low bits of a node's
 //! address are zero. A child pointer spends the lowest two on the node's
 //! [`Kind`], which lets a lookup descend a level with one load and two bit
-//! tests (the engine's `dispatch!`), without first loading a
-//! header to learn what the child is. The kind sits in bits 0 and 1, not
-//! higher, so that the dispatch tests the word as it is and needs no shift,
-//! and a node's fields are read at offsets with the tag subtracted
-//! ([`NodePtr::addr_as`]) rather than through a masked address. Bit 2 marks a *lazy leaf* (a key and its value
-//! standing for a subtree of one key, see [`crate::node`]) in trees
-//! with lazy expansion; its kind bits are zero.
+//! tests (the engine's `dispatch!`), without first loading a header to
+//! learn what the child is. The kind sits in bits 0 and 1, not higher, so
+//! that the dispatch tests the word as it is and needs no shift, and a
+//! node's fields are read at offsets with the tag subtracted
+//! ([`NodePtr::addr_as`]) rather than through a masked address. Bit 2
+//! marks a *lazy leaf* (a key and its value standing for a subtree of one
+//! key, see [`crate::node`]) in trees with lazy expansion; its kind bits
+//! are zero.
 //!
 //! Path-compressed trees align their nodes to 16 bytes and spend bit 3 of a
 //! *stored child reference* on whether the node skips key bytes (its prefix
