@@ -806,7 +806,6 @@ where
                 b_shift -= SPAN;
             }
             tree.root_shift = a_shift;
-            let top = a_shift;
             let result_root = NonNull::from(&mut tree.root);
             let fewer_ours =
                 |a: NodePtr, b: NodePtr| node::count(a.addr()) <= node::count(b.addr());
@@ -878,7 +877,7 @@ where
                     let loc = Self::path_to(
                         &mut tree.mem,
                         result_root,
-                        top,
+                        a_shift,
                         prefix,
                         &mut made_locs,
                         &mut made,
