@@ -953,11 +953,15 @@ impl<C: Config> RawTree<C> {
             let node = follow::<C>(mem, loc.read());
             dispatch!(node, K => {
                 let addr = node.addr_as(K::KIND);
-                if let Some(slot) = K::find::<SlotOf<C>>(addr, chunk) {
-                    let mut old = slot.read();
-                    slot.write(slot_value);
-                    on_replace(LayoutOf::<C>::get(NonNull::from(&mut old), mem));
-                    return Ok(Some(LayoutOf::<C>::take(old, mem)));
+                // Keys inserted in order pass their node's last chunk,
+                // which a sorted kind tells without the search.
+                if !K::follows_last(addr, chunk) {
+                    if let Some(slot) = K::find::<SlotOf<C>>(addr, chunk) {
+                        let mut old = slot.read();
+                        slot.write(slot_value);
+                        on_replace(LayoutOf::<C>::get(NonNull::from(&mut old), mem));
+                        return Ok(Some(LayoutOf::<C>::take(old, mem)));
+                    }
                 }
                 // A node256 that lacks the chunk has room for it.
                 if K::KIND == Kind::N256

@@ -330,6 +330,21 @@ pub(crate) trait NodeKind {
         unsafe { Self::find::<R>(node, chunk).map(|slot| slot.read()) }
     }
 
+    /// Whether `chunk` is known, at the cost of a compare, to lie above
+    /// every chunk of the node: a sorted kind reads its last chunk, the
+    /// others answer `false` ("search"). An insert in key order then skips
+    /// the search for a chunk that cannot be there.
+    ///
+    /// # Safety
+    ///
+    /// `node` is a live node of this kind, not empty (as no node in a
+    /// tree is).
+    #[inline(always)]
+    unsafe fn follows_last(node: NonNull<u8>, chunk: u8) -> bool {
+        let _ = (node, chunk);
+        false
+    }
+
     /// Adds `chunk` with slot value `value`.
     ///
     /// # Safety

@@ -137,6 +137,20 @@ pub(crate) fn prefetch_slots<K: ChunkSearch, S>(node: NonNull<u8>) {
     }
 }
 
+/// Whether `chunk` is above the node's last chunk.
+///
+/// # Safety
+///
+/// `node` is a live, non-empty sorted node of kind `K`.
+#[inline(always)]
+pub(crate) unsafe fn follows_last<K: ChunkSearch>(node: NonNull<u8>, chunk: u8) -> bool {
+    // SAFETY: caller's contract; `count - 1` indexes a chunk in the array.
+    unsafe {
+        debug_assert!(count(node) > 0, "last chunk of an empty node");
+        chunks(node).add(count(node) - 1).read() < chunk
+    }
+}
+
 /// # Safety
 ///
 /// As [`find`]; `chunk` is absent and `count < capacity`.
@@ -147,7 +161,7 @@ pub(crate) unsafe fn insert<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8, val
         let n = count(node);
         let chunks = chunks(node);
         // Keys inserted in order always land at the end: test that first.
-        let pos = if n == 0 || chunks.add(n - 1).read() < chunk {
+        let pos = if n == 0 || follows_last::<K>(node, chunk) {
             n
         } else {
             K::lower_bound(chunks, n, chunk)
@@ -302,6 +316,11 @@ macro_rules! sorted_node_kind {
             #[inline(always)]
             fn prefetch_slots<S>(node: NonNull<u8>) {
                 $crate::node::sorted::prefetch_slots::<$ty, S>(node)
+            }
+            #[inline(always)]
+            unsafe fn follows_last(node: NonNull<u8>, chunk: u8) -> bool {
+                // SAFETY: forwarded contract.
+                unsafe { $crate::node::sorted::follows_last::<$ty>(node, chunk) }
             }
             #[inline(always)]
             unsafe fn insert<S>(node: NonNull<u8>, chunk: u8, value: S) {

@@ -97,8 +97,9 @@ pub fn position(chunks: &[u8; GROUP_BYTES], key: u8) -> (bool, usize) {
 
 /// Sets `chunks[from..]` to `key` (`from <= 32`), keeping the bytes
 /// before: how the padding is rewritten when a node gains or loses its last
-/// chunk. A fixed, branch-free blend, where `fill` of a run-time length is
-/// a call to `memset` and a byte loop becomes a chain of compares.
+/// chunk. A few vector stores or a blend, where `fill` of a run-time
+/// length is a call to `memset` and a byte loop becomes a chain of
+/// compares.
 #[inline(always)]
 pub fn pad(chunks: &mut [u8; GROUP_BYTES], from: usize, key: u8) {
     debug_assert!(from <= GROUP_BYTES);

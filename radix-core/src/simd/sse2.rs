@@ -68,25 +68,35 @@ pub fn ge_mask(chunks: &[u8; GROUP_BYTES], key: u8) -> u32 {
     }
 }
 
-/// `chunks[from..] = key`: each half blended with a mask of the byte
+/// `chunks[from..] = key`. Up to the middle, two overlapping unaligned
+/// stores of the broadcast key, at `from` and at 16, cover the tail
+/// exactly and read nothing; past it, where a store at `from` would run
+/// off the array, the high half is blended with a mask of the byte
 /// indices below `from`.
 #[inline(always)]
 pub fn pad(chunks: &mut [u8; GROUP_BYTES], from: usize, key: u8) {
-    // SAFETY: SSE2 is enabled on this target (module cfg); the loads and
-    // stores are unaligned and stay inside the 32-byte array. Indices and
-    // `from` are at most 32, so the signed byte compare is exact.
+    const HALF: usize = GROUP_BYTES / 2;
+    let fill = broadcast(key);
+    let p = chunks.as_mut_ptr();
+    // SAFETY: SSE2 is enabled on this target (module cfg); every load and
+    // store is unaligned and 16 bytes long, starting at `from <= 16` or at
+    // 16, so inside the 32-byte array. Indices and `from` are at most 32,
+    // so the signed byte compare is exact.
     unsafe {
-        let (lo, hi) = halves(chunks);
-        let bound = broadcast(from as u8);
-        let fill = broadcast(key);
-        let low_idx = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-        let high_idx = _mm_add_epi8(low_idx, _mm_set1_epi8(16));
-        let blend = |old: __m128i, idx: __m128i| {
-            let keep = _mm_cmplt_epi8(idx, bound);
-            _mm_or_si128(_mm_and_si128(keep, old), _mm_andnot_si128(keep, fill))
-        };
-        let p = chunks.as_mut_ptr().cast::<__m128i>();
-        _mm_storeu_si128(p, blend(lo, low_idx));
-        _mm_storeu_si128(p.add(1), blend(hi, high_idx));
+        if from <= HALF {
+            _mm_storeu_si128(p.add(from).cast::<__m128i>(), fill);
+            _mm_storeu_si128(p.add(HALF).cast::<__m128i>(), fill);
+        } else {
+            let high = p.add(HALF).cast::<__m128i>();
+            let idx = _mm_setr_epi8(
+                16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+            );
+            let keep = _mm_cmplt_epi8(idx, broadcast(from as u8));
+            let old = _mm_loadu_si128(high);
+            _mm_storeu_si128(
+                high,
+                _mm_or_si128(_mm_and_si128(keep, old), _mm_andnot_si128(keep, fill)),
+            );
+        }
     }
 }
