@@ -294,61 +294,44 @@ fn assert_seen(seen: Option<bool>, old: Option<u64>) {
     }
 }
 
-impl<V: Tagged, const EMBED: bool> TestLayout for Word<V, EMBED> {
-    const COUNTED: bool = V::COUNTED;
-    fn put<C: Config<Layout = Self, Memory = LocalMemory>>(
-        t: &mut RawTree<C>,
-        k: C::Key,
-        tag: u64,
-    ) -> Old {
-        t.insert(k, V::from_tag(tag)).map(|v| Some(v.tag()))
-    }
-    fn put_seen<C: Config<Layout = Self, Memory = LocalMemory>>(
-        t: &mut RawTree<C>,
-        k: C::Key,
-        tag: u64,
-        old: Option<u64>,
-    ) -> Old {
-        let mut seen = None;
-        let got = t.insert_with_old(k, V::from_tag(tag), |v| seen = Some(Some(v.tag()) == old));
-        assert_seen(seen, old);
-        got.map(|v| Some(v.tag()))
-    }
-    fn del<C: Config<Layout = Self, Memory = LocalMemory>>(t: &mut RawTree<C>, k: C::Key) -> Old {
-        t.remove(k).map(|v| Some(v.tag()))
-    }
-    fn check(value: &V, tag: u64) -> bool {
-        value.tag() == tag
-    }
+/// The two layouts of typed values, which store and show the value itself.
+macro_rules! typed_test_layout {
+    ($([$($generics:tt)*] $layout:ty),* $(,)?) => {$(
+        impl<$($generics)*> TestLayout for $layout {
+            const COUNTED: bool = V::COUNTED;
+            fn put<C: Config<Layout = Self, Memory = LocalMemory>>(
+                t: &mut RawTree<C>,
+                k: C::Key,
+                tag: u64,
+            ) -> Old {
+                t.insert(k, V::from_tag(tag)).map(|v| Some(v.tag()))
+            }
+            fn put_seen<C: Config<Layout = Self, Memory = LocalMemory>>(
+                t: &mut RawTree<C>,
+                k: C::Key,
+                tag: u64,
+                old: Option<u64>,
+            ) -> Old {
+                let mut seen = None;
+                let got =
+                    t.insert_with_old(k, V::from_tag(tag), |v| seen = Some(Some(v.tag()) == old));
+                assert_seen(seen, old);
+                got.map(|v| Some(v.tag()))
+            }
+            fn del<C: Config<Layout = Self, Memory = LocalMemory>>(
+                t: &mut RawTree<C>,
+                k: C::Key,
+            ) -> Old {
+                t.remove(k).map(|v| Some(v.tag()))
+            }
+            fn check(value: &V, tag: u64) -> bool {
+                value.tag() == tag
+            }
+        }
+    )*};
 }
 
-impl<V: Tagged> TestLayout for Inline<V> {
-    const COUNTED: bool = V::COUNTED;
-    fn put<C: Config<Layout = Self, Memory = LocalMemory>>(
-        t: &mut RawTree<C>,
-        k: C::Key,
-        tag: u64,
-    ) -> Old {
-        t.insert(k, V::from_tag(tag)).map(|v| Some(v.tag()))
-    }
-    fn put_seen<C: Config<Layout = Self, Memory = LocalMemory>>(
-        t: &mut RawTree<C>,
-        k: C::Key,
-        tag: u64,
-        old: Option<u64>,
-    ) -> Old {
-        let mut seen = None;
-        let got = t.insert_with_old(k, V::from_tag(tag), |v| seen = Some(Some(v.tag()) == old));
-        assert_seen(seen, old);
-        got.map(|v| Some(v.tag()))
-    }
-    fn del<C: Config<Layout = Self, Memory = LocalMemory>>(t: &mut RawTree<C>, k: C::Key) -> Old {
-        t.remove(k).map(|v| Some(v.tag()))
-    }
-    fn check(value: &V, tag: u64) -> bool {
-        value.tag() == tag
-    }
-}
+typed_test_layout!([V: Tagged, const EMBED: bool] Word<V, EMBED>, [V: Tagged] Inline<V>);
 
 /// The varlen value of `tag`: 0 to 23 bytes, so about a third are
 /// embedded in the slot (up to 7 bytes) and the rest are leaves.
