@@ -1437,15 +1437,17 @@ impl<C: Config> RawTree<C> {
     unsafe fn convert<S>(mem: &mut C::Memory, old: NodePtr, class: usize, shift: u32) -> NodePtr {
         // SAFETY: the caller's contract.
         let new = Self::new_node(mem, class, shift, unsafe { Self::word_of(old) });
-        // SAFETY: entries come out in ascending chunk order, so every
-        // insert appends; slot values are moved bitwise, then `old` is freed
-        // without dropping them.
+        // SAFETY: `new` is fresh, of a class with room for `old`'s entries
+        // (the caller's contract); slot values are moved bitwise, then
+        // `old` is freed without dropping them. One dispatch on each kind,
+        // not one per entry.
         unsafe {
-            let mut pos = 0;
-            while let Some(e) = entry_at::<S>(old, pos) {
-                insert_entry(new, e.chunk, e.slot.read());
-                pos = e.next;
-            }
+            dispatch!(old, From => {
+                let from = old.addr_as(From::KIND);
+                dispatch!(new, To => {
+                    node::move_entries::<From, To, S>(from, new.addr_as(To::KIND))
+                })
+            });
             Self::free_node(mem, old, shift);
         }
         new

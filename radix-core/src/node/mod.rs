@@ -352,6 +352,44 @@ pub(crate) trait NodeKind {
     /// As [`NodeKind::find`]; also `chunk` is absent and the node has room.
     unsafe fn insert<S>(node: NonNull<u8>, chunk: u8, value: S);
 
+    /// For a sorted kind, the node's chunk array and count: chunk `i`'s
+    /// slot is slot `i`. `None` for the other kinds.
+    ///
+    /// # Safety
+    ///
+    /// `node` is a live node of this kind.
+    #[inline(always)]
+    unsafe fn sorted_chunks(node: NonNull<u8>) -> Option<(NonNull<u8>, usize)> {
+        let _ = node;
+        None
+    }
+
+    /// Fills `node`, fresh and empty, with `n` entries given as ascending
+    /// chunks and their slots, which are moved bitwise: what growing or
+    /// shrinking a sorted node does. By default one insert each; the
+    /// sorted kinds and node48 copy the arrays whole.
+    ///
+    /// # Safety
+    ///
+    /// `node` is a fresh, empty node of this kind with room for `n`;
+    /// `chunks` and `slots` hold `n` ascending chunks and their live slot
+    /// values `S`, and are not used again.
+    #[inline]
+    unsafe fn fill_from_sorted<S>(
+        node: NonNull<u8>,
+        chunks: NonNull<u8>,
+        slots: NonNull<S>,
+        n: usize,
+    ) {
+        // SAFETY: the caller's contract; each chunk is new and the node has
+        // room for all.
+        unsafe {
+            for i in 0..n {
+                Self::insert(node, chunks.add(i).read(), slots.add(i).read());
+            }
+        }
+    }
+
     /// Removes `chunk` and returns its slot value, or `None` (and no
     /// change) when it is absent: one search where a removal that checks
     /// first would make two.
@@ -383,6 +421,37 @@ pub(crate) trait NodeKind {
     ///
     /// As [`NodeKind::find`]; `end` is [`END`] or a position from this node.
     unsafe fn entry_before<S>(node: NonNull<u8>, end: u16) -> Option<Entry<S>>;
+}
+
+/// Moves every entry of `old`, a node of kind `From`, into `new`, a
+/// fresh, empty node of kind `To` with room for them all: the body of
+/// every growth and shrink. From a sorted kind the arrays are handed over
+/// whole ([`NodeKind::fill_from_sorted`]); otherwise the entries come in
+/// chunk order, each an append.
+///
+/// # Safety
+///
+/// `old` is a live node of kind `From` with slots `S`, not used again but
+/// to be freed without dropping its slots; `new` is as described.
+#[inline(always)]
+pub(crate) unsafe fn move_entries<From: NodeKind, To: NodeKind, S>(
+    old: NonNull<u8>,
+    new: NonNull<u8>,
+) {
+    // SAFETY: the caller's contract; a sorted node's first `n` slots are
+    // its entries'.
+    unsafe {
+        if let Some((chunks, n)) = From::sorted_chunks(old) {
+            let slots = slot_ptr::<S>(old, From::INDEX_END, 0);
+            To::fill_from_sorted(new, chunks, slots, n);
+            return;
+        }
+        let mut pos = 0;
+        while let Some(e) = From::entry_at::<S>(old, pos) {
+            To::insert(new, e.chunk, e.slot.read());
+            pos = e.next;
+        }
+    }
 }
 
 /// Runs `$body` with `$K` bound to the node type of `$node`, a

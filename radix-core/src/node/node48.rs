@@ -85,6 +85,29 @@ impl NodeKind for Node48 {
         }
     }
 
+    /// The slots in the order given, each chunk mapped to its index, and
+    /// the first `n` bits of `isset`.
+    #[inline]
+    unsafe fn fill_from_sorted<S>(
+        node: NonNull<u8>,
+        chunks: NonNull<u8>,
+        slots: NonNull<S>,
+        n: usize,
+    ) {
+        debug_assert!(n <= 64);
+        // SAFETY: the caller's contract: a fresh node48 (every map entry
+        // `EMPTY`, no slot set) with room for `n <= 64` distinct chunks;
+        // the source slots are another node's.
+        unsafe {
+            for i in 0..n {
+                map(node).add(chunks.add(i).read() as usize).write(i as u8);
+            }
+            slots.copy_to_nonoverlapping(slot_ptr::<S>(node, Self::INDEX_END, 0), n);
+            isset(node).write(u64::MAX.checked_shr(64 - n as u32).unwrap_or(0));
+            (*header(node).as_ptr()).count = n as u16;
+        }
+    }
+
     #[inline]
     unsafe fn remove<S>(node: NonNull<u8>, chunk: u8) -> Option<S> {
         // SAFETY: caller's contract; a mapped chunk's slot is in use.

@@ -184,6 +184,31 @@ pub(crate) unsafe fn insert<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8, val
 
 /// # Safety
 ///
+/// As [`NodeKind::fill_from_sorted`](super::NodeKind::fill_from_sorted),
+/// for a node of kind `K`.
+#[inline]
+pub(crate) unsafe fn fill_from_sorted<K: ChunkSearch, S>(
+    node: NonNull<u8>,
+    from: NonNull<u8>,
+    slots: NonNull<S>,
+    n: usize,
+) {
+    // SAFETY: the caller's contract: `n` is at most the node's capacity,
+    // so within its chunk array and slots; the source arrays are another
+    // node's, so they do not overlap these.
+    unsafe {
+        let chunks = chunks(node);
+        from.copy_to_nonoverlapping(chunks, n);
+        // The padding repeats the last chunk (any byte for no entries).
+        let last = if n > 0 { from.add(n - 1).read() } else { 0 };
+        K::pad(chunks, n, last);
+        slots.copy_to_nonoverlapping(slot_ptr::<S>(node, index_end::<K>(), 0), n);
+        (*header(node).as_ptr()).count = n as u16;
+    }
+}
+
+/// # Safety
+///
 /// As [`find`].
 #[inline]
 pub(crate) unsafe fn remove<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8) -> Option<S> {
@@ -321,6 +346,23 @@ macro_rules! sorted_node_kind {
             unsafe fn follows_last(node: NonNull<u8>, chunk: u8) -> bool {
                 // SAFETY: forwarded contract.
                 unsafe { $crate::node::sorted::follows_last::<$ty>(node, chunk) }
+            }
+            #[inline(always)]
+            unsafe fn sorted_chunks(node: NonNull<u8>) -> Option<(NonNull<u8>, usize)> {
+                // SAFETY: forwarded contract: a live node's header.
+                let n = unsafe { $crate::node::count(node) };
+                // SAFETY: the chunk array lies inside the node.
+                Some((unsafe { node.byte_add($crate::node::sorted::CHUNKS_AT) }, n))
+            }
+            #[inline(always)]
+            unsafe fn fill_from_sorted<S>(
+                node: NonNull<u8>,
+                chunks: NonNull<u8>,
+                slots: NonNull<S>,
+                n: usize,
+            ) {
+                // SAFETY: forwarded contract.
+                unsafe { $crate::node::sorted::fill_from_sorted::<$ty, S>(node, chunks, slots, n) }
             }
             #[inline(always)]
             unsafe fn insert<S>(node: NonNull<u8>, chunk: u8, value: S) {
