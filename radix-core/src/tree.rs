@@ -1437,10 +1437,9 @@ impl<C: Config> RawTree<C> {
     unsafe fn convert<S>(mem: &mut C::Memory, old: NodePtr, class: usize, shift: u32) -> NodePtr {
         // SAFETY: the caller's contract.
         let new = Self::new_node(mem, class, shift, unsafe { Self::word_of(old) });
-        // SAFETY: `new` is fresh, of a class with room for `old`'s entries
-        // (the caller's contract); slot values are moved bitwise, then
-        // `old` is freed without dropping them. One dispatch on each kind,
-        // not one per entry.
+        // One dispatch on each kind, not one per entry.
+        // SAFETY: `new` is fresh with room for `old`'s entries (the caller's
+        // contract); slots move bitwise, then `old` is freed without drops.
         unsafe {
             dispatch!(old, From => {
                 let from = old.addr_as(From::KIND);

@@ -78,10 +78,9 @@ pub fn pad(chunks: &mut [u8; GROUP_BYTES], from: usize, key: u8) {
     const HALF: usize = GROUP_BYTES / 2;
     let fill = broadcast(key);
     let p = chunks.as_mut_ptr();
-    // SAFETY: SSE2 is enabled on this target (module cfg); every load and
-    // store is unaligned and 16 bytes long, starting at `from <= 16` or at
-    // 16, so inside the 32-byte array. Indices and `from` are at most 32,
-    // so the signed byte compare is exact.
+    // (Indices and `from` are at most 32: the signed byte compare is exact.)
+    // SAFETY: SSE2 is enabled on this target (module cfg); each access is
+    // 16 unaligned bytes from `from <= 16` or 16: inside the 32-byte array.
     unsafe {
         if from <= HALF {
             _mm_storeu_si128(p.add(from).cast::<__m128i>(), fill);
