@@ -3,6 +3,11 @@
 //! SIMD ([`crate::simd`]). The array is 32
 //! bytes whatever the class, so every node16 class has the same layout and
 //! one search serves them all.
+//!
+//! Before the search, a lookup tries the index a run of consecutive chunks
+//! would give (`chunk - chunks[0]`, confirmed by one compare): dense keys
+//! make runs, and a confirmed guess starts the child's load without
+//! waiting for the vector compare and bit scan (see `sorted::run_guess`).
 
 use core::ptr::NonNull;
 
@@ -18,6 +23,7 @@ impl ChunkSearch for Node16 {
     const PREFETCH_SLOTS: bool = true;
     const CHUNKS: usize = simd::GROUP_BYTES;
     const BRANCH_FREE: bool = true;
+    const GUESS_RUN: bool = true;
 
     #[inline(always)]
     fn find(chunks: NonNull<u8>, chunk: u8) -> Option<usize> {

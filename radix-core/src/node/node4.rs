@@ -34,6 +34,7 @@ impl ChunkSearch for Node4 {
     const PREFETCH_SLOTS: bool = false;
     const CHUNKS: usize = 4;
     const BRANCH_FREE: bool = false;
+    const GUESS_RUN: bool = false;
 
     #[inline(always)]
     fn find(chunks: NonNull<u8>, chunk: u8) -> Option<usize> {

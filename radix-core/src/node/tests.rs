@@ -5,6 +5,7 @@ use core::alloc::Layout;
 use core::ptr::NonNull;
 
 use super::*;
+use crate::ptr::LocalRef;
 
 /// A node allocation big enough for any kind with `u64` slots.
 struct Scratch {
@@ -186,6 +187,53 @@ fn node16_every_boundary() {
     for cap in [5, 15, 16, 17, 31, 32] {
         for order in orders(cap) {
             exercise::<Node16>(cap, &order, &Hooks::N16);
+        }
+    }
+}
+
+/// Node16 lookups first try the index a run of consecutive chunks would
+/// give (`sorted::run_guess`). Runs, runs with gaps, runs across the top of
+/// the byte, and nodes whose padding repeats a chunk at the guessed index
+/// must all answer as a search does, through both `find` and `find_child`.
+#[test]
+fn node16_run_guess_answers_as_the_search() {
+    let mut sets: Vec<Vec<u8>> = vec![
+        (0..16).collect(),
+        (1..=32).collect(),
+        (240..=255).collect(),
+        vec![1, 3],
+        vec![1, 3, 5, 7, 9],
+        vec![0, 1, 2, 200, 201],
+        vec![7, 8, 9, 10, 40, 41, 42],
+        vec![2, 3, 4, 5, 6, 6 + 31],
+    ];
+    sets.push((0..32).map(|i| i * 8).collect());
+    for set in sets {
+        let scratch = Scratch::new();
+        let node = scratch.ptr;
+        let reference = |c: u8| {
+            let addr = 8 * (usize::from(c) + 1);
+            LocalRef(NonNull::new(core::ptr::without_provenance_mut(addr)).unwrap())
+        };
+        // SAFETY: the scratch allocation is large enough for any kind; the
+        // node stays live and non-empty while it is searched, and its slots
+        // are the `LocalRef`s inserted (never dereferenced).
+        unsafe {
+            Node16::init(node, 0);
+            for &c in &set {
+                Node16::insert::<LocalRef>(node, c, reference(c));
+            }
+            Node16::check(node).unwrap();
+            for c in 0..=255u8 {
+                let expect = set.contains(&c).then(|| reference(c));
+                let found = Node16::find::<LocalRef>(node, c).map(|slot| slot.read());
+                assert_eq!(found, expect, "find {c} in {set:?}");
+                assert_eq!(
+                    Node16::find_child::<LocalRef>(node, c),
+                    expect,
+                    "find_child {c} in {set:?}"
+                );
+            }
         }
     }
 }
