@@ -607,11 +607,13 @@ impl<C: Config> RawTree<C> {
 
     /// The slot of `key`, if present.
     ///
-    /// Each level reads its child with [`NodeKind::find_child`]: node16
-    /// and node256 without a branch on whether it is there, so their one
-    /// branch follows the load; node4 and node48 behind predicted
-    /// branches, which cost fewer instructions and, for a present key,
-    /// start the load as early (see the `node4` and `node48` modules).
+    /// Each level reads its child with [`NodeKind::find_child`]: node256
+    /// without a branch on whether it is there, so its one branch follows
+    /// the load; node4 and node48 behind predicted branches, which cost
+    /// fewer instructions and, for a present key, start the load as early
+    /// (see the `node4` and `node48` modules); node16 at the index a run
+    /// of consecutive chunks would give, behind a predicted compare, and
+    /// else branch-free after its vector search (see `sorted::run_guess`).
     ///
     /// The level above the last is peeled out of the loop: its kind
     /// dispatch ([`dispatch!`], two bit tests) is a pair of branches of

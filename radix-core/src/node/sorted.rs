@@ -100,7 +100,9 @@ pub(crate) unsafe fn find<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8) -> Op
     }
 }
 
-/// The child reference for `chunk`, or `None`. A branch-free kind reads it
+/// The child reference for `chunk`, or `None`. A kind that guesses runs
+/// first reads the slot a run would put `chunk` at, if a compare confirms
+/// it ([`run_guess`]). A branch-free kind then reads it
 /// with no branch on whether it is there (see
 /// [`child_or_absent`](super::child_or_absent)): the one branch left, on the
 /// result, comes after the load, so a lookup's next level can start before
