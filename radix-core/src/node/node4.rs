@@ -19,6 +19,11 @@
 //! lookups are on a sparse table (TS-7's root has two children of sixteen
 //! possible): callgrind counts 37.4 instructions per TS-7 lookup against
 //! 47.4 with the select, and RT-5 fanout 3 lookups fell from 138 to 122.
+//!
+//! Nor does node4 guess the index of a run first, as node16 does: the
+//! predicted compares already let the child's load start without waiting
+//! for the index, and the guess only added work, most of all to misses
+//! (RT-3 lookups 1.25x, TS-7 shuffled 1.49x; `benches/RESULTS.md`).
 
 use core::ptr::NonNull;
 
