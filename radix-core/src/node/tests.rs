@@ -197,7 +197,7 @@ fn node16_every_boundary() {
 /// must all answer as a search does, through both `find` and `find_child`.
 #[test]
 fn node16_run_guess_answers_as_the_search() {
-    let mut sets: Vec<Vec<u8>> = vec![
+    let sets: Vec<Vec<u8>> = vec![
         (0..16).collect(),
         (1..=32).collect(),
         (240..=255).collect(),
@@ -206,8 +206,8 @@ fn node16_run_guess_answers_as_the_search() {
         vec![0, 1, 2, 200, 201],
         vec![7, 8, 9, 10, 40, 41, 42],
         vec![2, 3, 4, 5, 6, 6 + 31],
+        (0..32).map(|i| i * 8).collect(),
     ];
-    sets.push((0..32).map(|i| i * 8).collect());
     for set in sets {
         let scratch = Scratch::new();
         let node = scratch.ptr;
