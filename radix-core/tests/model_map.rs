@@ -15,7 +15,9 @@
 //! The mutable layouts (embedded, leaf, inline) run everything
 //! ([`run`]); the `varlen` layout, whose values are unsized byte copies,
 //! runs what it has ([`run_shared`]): seeks, `Clone`, equality and
-//! `Index`, over the tag model of `common`.
+//! `Index`, over the tag model of `common`. What both run is one
+//! [`CommonOp`] and one [`run_common`], generic over how the model holds a
+//! value ([`Modelled`]: the value itself, or its tag).
 //!
 //! Failing sequences shrink by dropping operations, so a failure reports a
 //! short reproduction.
@@ -71,14 +73,269 @@ impl Val for [u64; 3] {
 
 type Model<V> = BTreeMap<u128, V>;
 
+/// The operations both sequences draw: what every layout, `Varlen`
+/// included, supports.
 #[derive(Clone, Debug)]
-enum Op {
+enum CommonOp {
     Insert(u128, u64),
     Remove(u128),
     /// Inserts the run's keys.
     InsertRun(KeyRun, u64),
     /// Removes the run's keys.
     RemoveRun(KeyRun),
+    /// `first_at_or_after` and `last_at_or_before` at a key.
+    Seek(u128),
+    /// Both seeks at the `n % len`-th key and at its neighbours.
+    SeekExisting(usize),
+    /// Clone, then change the clone (these keys, then every value) and the
+    /// original independently; keep the clone (dropping the original) when
+    /// true.
+    CloneMutate(Vec<u128>, u64, bool),
+    /// `tree[key]` for the `n % len`-th key.
+    Index(usize),
+}
+
+/// What a sequence's model holds for a key, and how it meets the tree:
+/// the values themselves ([`Values`], for the mutable layouts) or the tags
+/// they are built from ([`Tags`], for every layout).
+trait Modelled<C: Config<Memory = LocalMemory>> {
+    /// The model's value for a key.
+    type M: Clone + Debug + PartialEq;
+    /// The model value of key `w` in generation `x`.
+    fn make(w: u128, x: u64) -> Self::M;
+    /// Stores `m` under `w` in both, asserting they held the same value.
+    fn insert(t: &mut RawTree<C>, model: &mut Model<Self::M>, w: u128, m: Self::M, at: &str);
+    /// Removes `w` from both, asserting they held the same value.
+    fn remove(t: &mut RawTree<C>, model: &mut Model<Self::M>, w: u128, at: &str);
+    /// Gives every key a new value in both, made from `x`.
+    fn change_all(t: &mut RawTree<C>, model: &mut Model<Self::M>, x: u64, at: &str);
+    /// Whether a value of the tree is the model's `m`.
+    fn is(v: &ValueOf<C>, m: &Self::M) -> bool;
+    /// Verifies the tree and compares it whole with the model.
+    fn check(t: &RawTree<C>, model: &Model<Self::M>, at: &str);
+}
+
+/// The model holds the tree's own values ([`run`]).
+struct Values;
+
+impl<C> Modelled<C> for Values
+where
+    C: Config<Memory = LocalMemory> + Removable,
+    C::Layout: MutableLayout,
+    ValueOf<C>: Val,
+{
+    type M = ValueOf<C>;
+
+    fn make(w: u128, x: u64) -> Self::M {
+        <ValueOf<C> as Val>::make(x ^ (w as u64).rotate_left(13))
+    }
+
+    #[track_caller]
+    fn insert(t: &mut RawTree<C>, model: &mut Model<Self::M>, w: u128, m: Self::M, at: &str) {
+        assert_eq!(ins(t, key(w), m.clone()), model.insert(w, m), "{at}");
+    }
+
+    #[track_caller]
+    fn remove(t: &mut RawTree<C>, model: &mut Model<Self::M>, w: u128, at: &str) {
+        assert_eq!(rem(t, key(w)), model.remove(&w), "{at}");
+    }
+
+    /// Changes the values in place, through `iter_mut`.
+    fn change_all(t: &mut RawTree<C>, model: &mut Model<Self::M>, x: u64, _at: &str) {
+        for (_, v) in t.iter_mut() {
+            v.mutate(x);
+        }
+        for v in model.values_mut() {
+            v.mutate(x);
+        }
+    }
+
+    fn is(v: &ValueOf<C>, m: &Self::M) -> bool {
+        v == m
+    }
+
+    #[track_caller]
+    fn check(t: &RawTree<C>, model: &Model<Self::M>, at: &str) {
+        check(t, model, at);
+    }
+}
+
+/// The model holds tags, from which `common` builds and checks values of
+/// every layout ([`run_shared`]).
+struct Tags;
+
+impl<C> Modelled<C> for Tags
+where
+    C: Config<Layout: TestLayout, Memory = LocalMemory>,
+{
+    type M = u64;
+
+    fn make(w: u128, x: u64) -> u64 {
+        tag(w, x)
+    }
+
+    #[track_caller]
+    fn insert(t: &mut RawTree<C>, model: &mut Model<u64>, w: u128, m: u64, at: &str) {
+        assert_old(put(t, key(w), m), model.insert(w, m), at);
+    }
+
+    #[track_caller]
+    fn remove(t: &mut RawTree<C>, model: &mut Model<u64>, w: u128, at: &str) {
+        assert_old(del(t, key(w)), model.remove(&w), at);
+    }
+
+    /// Stores a value for every key anew: a varlen value is not changed in
+    /// place.
+    #[track_caller]
+    fn change_all(t: &mut RawTree<C>, model: &mut Model<u64>, x: u64, at: &str) {
+        for (&w, tg) in model.iter_mut() {
+            let old = std::mem::replace(tg, tag(w, x));
+            assert_old(put(t, key(w), *tg), Some(old), at);
+        }
+    }
+
+    fn is(v: &ValueOf<C>, &m: &u64) -> bool {
+        check_value::<C>(v, m)
+    }
+
+    #[track_caller]
+    fn check(t: &RawTree<C>, model: &Model<u64>, at: &str) {
+        check_tags(t, model, at);
+    }
+}
+
+/// Runs a common operation on the tree and the model; returns whether it
+/// may have changed the tree.
+#[track_caller]
+fn run_common<C, S>(t: &mut RawTree<C>, model: &mut Model<S::M>, op: &CommonOp, at: &str) -> bool
+where
+    C: Config<Layout: CloneLayout, Memory = LocalMemory>,
+    ValueOf<C>: PartialEq,
+    S: Modelled<C>,
+{
+    let max = max_of::<C::Key>();
+    match *op {
+        CommonOp::Insert(w, x) => {
+            let w = w & max;
+            S::insert(t, model, w, S::make(w, x), at);
+        }
+        CommonOp::Remove(w) => S::remove(t, model, w & max, at),
+        CommonOp::InsertRun(run, x) => {
+            for w in run.keys(max) {
+                S::insert(t, model, w, S::make(w, x), at);
+            }
+        }
+        CommonOp::RemoveRun(run) => {
+            for w in run.keys(max) {
+                S::remove(t, model, w, at);
+            }
+        }
+        CommonOp::Seek(w) => {
+            seek::<C, S>(t, model, w & max, at);
+            return false;
+        }
+        CommonOp::SeekExisting(n) => {
+            if let Some(w) = nth(model, n) {
+                for probe in [w, w.wrapping_sub(1) & max, w.wrapping_add(1) & max] {
+                    seek::<C, S>(t, model, probe, at);
+                }
+            }
+            return false;
+        }
+        CommonOp::CloneMutate(ref keys, x, keep_clone) => {
+            let mut c = t.clone();
+            let mut mc = model.clone();
+            S::check(&c, &mc, &format!("{at}: the clone"));
+            assert!(c == *t, "{at}: clone != original");
+            // (Not the sequence's choice of memory: `append` into an empty
+            // tree swaps the trees, memory options included.)
+            assert_eq!(
+                c.memory().is_insert_only(),
+                t.memory().is_insert_only(),
+                "{at}: the clone's memory options"
+            );
+            for (j, &w) in keys.iter().enumerate() {
+                let w = w & max;
+                if j % 3 == 2 {
+                    S::remove(&mut c, &mut mc, w, &format!("{at}: the clone"));
+                } else {
+                    S::insert(&mut c, &mut mc, w, S::make(w, x ^ j as u64), at);
+                }
+            }
+            S::change_all(&mut c, &mut mc, x.rotate_left(3), at);
+            S::check(
+                t,
+                model,
+                &format!("{at}: the original after changing the clone"),
+            );
+            S::check(&c, &mc, &format!("{at}: the changed clone"));
+            S::change_all(t, model, !x, at);
+            if let Some(w) = nth(model, x as usize) {
+                S::remove(t, model, w, at);
+            }
+            S::check(
+                &c,
+                &mc,
+                &format!("{at}: the clone after changing the original"),
+            );
+            assert_eq!(c == *t, mc == *model, "{at}: == after changing both");
+            if keep_clone {
+                *t = c;
+                *model = mc;
+            }
+        }
+        CommonOp::Index(n) => {
+            if let Some(w) = nth(model, n) {
+                let m = &model[&w];
+                assert!(
+                    S::is(&t[key(w)], m),
+                    "{at}: tree[{w:#x}], the model holds {m:?}"
+                );
+            }
+            return false;
+        }
+    }
+    true
+}
+
+/// Both seeks at `w`, against the model.
+#[track_caller]
+fn seek<C, S>(t: &RawTree<C>, model: &Model<S::M>, w: u128, at: &str)
+where
+    C: Config<Memory = LocalMemory>,
+    S: Modelled<C>,
+{
+    let k = key::<C::Key>(w);
+    for (what, got, want) in [
+        (
+            "first_at_or_after",
+            t.first_at_or_after(k),
+            model.range(w..).next(),
+        ),
+        (
+            "last_at_or_before",
+            t.last_at_or_before(k),
+            model.range(..=w).next_back(),
+        ),
+    ] {
+        assert_eq!(
+            got.map(|(kk, _)| wide(kk)),
+            want.map(|(&w, _)| w),
+            "{at}: {what}({w:#x})"
+        );
+        if let (Some((_, v)), Some((_, m))) = (got, want) {
+            assert!(
+                S::is(v, m),
+                "{at}: {what}({w:#x}) value, the model holds {m:?}"
+            );
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    /// What every layout supports.
+    Common(CommonOp),
     /// `entry(key).or_insert(v)`, then a change through the `&mut`.
     OrInsert(u128, u64),
     /// `entry(key).or_insert_with(f)`.
@@ -130,18 +387,9 @@ enum Op {
     Append(Vec<u128>, u64, u8),
     /// `extend` with these keys.
     Extend(Vec<u128>, u64),
-    /// `first_at_or_after` and `last_at_or_before` at a key.
-    Seek(u128),
-    /// Both seeks at the `n % len`-th key and at its neighbours.
-    SeekExisting(usize),
-    /// Clone, then change the clone (these keys) and the original
-    /// independently; keep the clone (dropping the original) when true.
-    CloneMutate(Vec<u128>, u64, bool),
     /// `==`, `cmp`, `hash` against a tree with the same entries built in a
     /// shuffled order, then against one differing as `kind` says.
     Compare(u64, u8),
-    /// `tree[key]` for the `n % len`-th key.
-    Index(usize),
 }
 
 /// A generated operation sequence.
@@ -180,10 +428,10 @@ impl Arbitrary for Ops {
                 let n = keys.rng.next_u64() as usize;
                 let flag = keys.rng.percent(50);
                 match keys.rng.below(100) {
-                    0..=7 => Op::Insert(keys.key(), x),
-                    8..=11 => Op::Remove(keys.key()),
-                    12..=16 => Op::InsertRun(KeyRun::draw(&mut keys), x),
-                    17..=18 => Op::RemoveRun(KeyRun::draw(&mut keys)),
+                    0..=7 => Op::Common(CommonOp::Insert(keys.key(), x)),
+                    8..=11 => Op::Common(CommonOp::Remove(keys.key())),
+                    12..=16 => Op::Common(CommonOp::InsertRun(KeyRun::draw(&mut keys), x)),
+                    17..=18 => Op::Common(CommonOp::RemoveRun(KeyRun::draw(&mut keys))),
                     19..=22 => Op::OrInsert(keys.key(), x),
                     23..=24 => Op::OrInsertWith(keys.key(), x),
                     25..=27 => Op::OrInsertWithKey(keys.key(), x),
@@ -215,11 +463,11 @@ impl Arbitrary for Ops {
                         Op::Append(list, x, keys.rng.below(3) as u8)
                     }
                     84..=85 => Op::Extend(key_list(&mut keys, 100), x),
-                    86..=89 => Op::Seek(seek_key(&mut keys)),
-                    90..=91 => Op::SeekExisting(n),
-                    92..=94 => Op::CloneMutate(key_list(&mut keys, 40), x, flag),
+                    86..=89 => Op::Common(CommonOp::Seek(seek_key(&mut keys))),
+                    90..=91 => Op::Common(CommonOp::SeekExisting(n)),
+                    92..=94 => Op::Common(CommonOp::CloneMutate(key_list(&mut keys, 40), x, flag)),
                     95..=97 => Op::Compare(x, keys.rng.below(4) as u8),
-                    _ => Op::Index(n),
+                    _ => Op::Common(CommonOp::Index(n)),
                 }
             })
             .collect();
@@ -427,26 +675,6 @@ where
         let at = format!("at op {i} ({op:?})");
         let mut changed = true;
         match *op {
-            Op::Insert(w, x) => {
-                let w = w & max;
-                let v = make(w, x);
-                assert_eq!(ins(&mut t, k(w), v.clone()), model.insert(w, v), "{at}");
-            }
-            Op::Remove(w) => {
-                let w = w & max;
-                assert_eq!(rem(&mut t, k(w)), model.remove(&w), "{at}");
-            }
-            Op::InsertRun(run, x) => {
-                for w in run.keys(max) {
-                    let v = make(w, x);
-                    assert_eq!(ins(&mut t, k(w), v.clone()), model.insert(w, v), "{at}");
-                }
-            }
-            Op::RemoveRun(run) => {
-                for w in run.keys(max) {
-                    assert_eq!(rem(&mut t, k(w)), model.remove(&w), "{at}");
-                }
-            }
             Op::OrInsert(w, x) => {
                 let w = w & max;
                 let e = t.entry(k(w));
@@ -786,83 +1014,9 @@ where
                 t.extend(entries.iter().map(|(w, v)| (k(*w), v.clone())));
                 model.extend(entries);
             }
-            Op::Seek(w) => {
-                let w = w & max;
-                seek(&t, &model, w, &at);
-                changed = false;
-            }
-            Op::SeekExisting(n) => {
-                if let Some(w) = nth(&model, n) {
-                    for probe in [w, w.wrapping_sub(1) & max, w.wrapping_add(1) & max] {
-                        seek(&t, &model, probe, &at);
-                    }
-                }
-                changed = false;
-            }
-            Op::CloneMutate(ref keys, x, keep_clone) => {
-                let mut c = t.clone();
-                let mut mc = model.clone();
-                check(&c, &mc, &format!("{at}: the clone"));
-                assert!(c == t, "{at}: clone != original");
-                // (Not `INSERT_ONLY`: `append` into an empty tree swaps
-                // the trees, memory options included.)
-                assert_eq!(
-                    c.memory().is_insert_only(),
-                    t.memory().is_insert_only(),
-                    "{at}: the clone's memory options"
-                );
-                // Change the clone: inserts, removals, every value.
-                for (j, &w) in keys.iter().enumerate() {
-                    let w = w & max;
-                    if j % 3 == 2 {
-                        assert_eq!(rem(&mut c, k(w)), mc.remove(&w), "{at}: clone remove");
-                    } else {
-                        let v = make(w, x ^ j as u64);
-                        assert_eq!(ins(&mut c, k(w), v.clone()), mc.insert(w, v), "{at}");
-                    }
-                }
-                for v in c.values_mut() {
-                    v.mutate(x);
-                }
-                for v in mc.values_mut() {
-                    v.mutate(x);
-                }
-                check(
-                    &t,
-                    &model,
-                    &format!("{at}: the original after changing the clone"),
-                );
-                check(&c, &mc, &format!("{at}: the changed clone"));
-                // Change the original.
-                for (_, v) in t.iter_mut() {
-                    v.mutate(!x);
-                }
-                for v in model.values_mut() {
-                    v.mutate(!x);
-                }
-                if let Some(w) = nth(&model, x as usize) {
-                    assert_eq!(rem(&mut t, k(w)), model.remove(&w), "{at}");
-                }
-                check(
-                    &c,
-                    &mc,
-                    &format!("{at}: the clone after changing the original"),
-                );
-                if keep_clone {
-                    t = c;
-                    model = mc;
-                } else {
-                    drop(c);
-                }
-            }
+            Op::Common(ref op) => changed = run_common::<C, Values>(&mut t, &mut model, op, &at),
             Op::Compare(x, kind) => {
                 compare(&t, &model, x, kind, &at);
-                changed = false;
-            }
-            Op::Index(n) => {
-                if let Some(w) = nth(&model, n) {
-                    assert_eq!(&t[k(w)], &model[&w], "{at}: index");
-                }
                 changed = false;
             }
         }
@@ -887,22 +1041,6 @@ where
     assert!(t.pop_first().is_none() && t.pop_last().is_none());
     check(&t, &model, "after popping everything");
     true
-}
-
-/// Both seeks at `w`, against the model.
-#[track_caller]
-fn seek<C>(t: &RawTree<C>, model: &Model<ValueOf<C>>, w: u128, at: &str)
-where
-    C: Config<Memory = LocalMemory>,
-    ValueOf<C>: Val,
-{
-    let k = key::<C::Key>(w);
-    let after = t.first_at_or_after(k).map(|(kk, v)| (wide(kk), v));
-    let want = model.range(w..).next().map(|(&w, v)| (w, v));
-    assert_eq!(after, want, "{at}: first_at_or_after({w:#x})");
-    let before = t.last_at_or_before(k).map(|(kk, v)| (wide(kk), v));
-    let want = model.range(..=w).next_back().map(|(&w, v)| (w, v));
-    assert_eq!(before, want, "{at}: last_at_or_before({w:#x})");
 }
 
 /// `==`, `cmp` and `hash` of `t` against a tree with the same entries
@@ -1104,21 +1242,13 @@ model_tests! {
 
 // --- The varlen layout: seeks, Clone, equality and Index. ---
 
+/// An operation of the varlen sequence.
 #[derive(Clone, Debug)]
 enum SharedOp {
-    Insert(u128, u64),
-    Remove(u128),
-    InsertRun(KeyRun, u64),
-    RemoveRun(KeyRun),
-    Seek(u128),
-    SeekExisting(usize),
-    /// Clone, change the clone (these keys) and the original independently;
-    /// keep the clone when true.
-    CloneMutate(Vec<u128>, u64, bool),
+    Common(CommonOp),
     /// `==` against a tree with the same entries built in a shuffled
     /// order, then after changing it as `kind` says.
     Equal(u64, u8),
-    Index(usize),
 }
 
 #[derive(Clone, Debug)]
@@ -1133,17 +1263,19 @@ impl Arbitrary for SharedOps {
                 let x = keys.rng.next_u64();
                 let n = keys.rng.next_u64() as usize;
                 match keys.rng.below(100) {
-                    0..=24 => SharedOp::Insert(keys.key(), x),
-                    25..=34 => SharedOp::Remove(keys.key()),
-                    35..=44 => SharedOp::InsertRun(KeyRun::draw(&mut keys), x),
-                    45..=49 => SharedOp::RemoveRun(KeyRun::draw(&mut keys)),
-                    50..=64 => SharedOp::Seek(seek_key(&mut keys)),
-                    65..=74 => SharedOp::SeekExisting(n),
-                    75..=84 => {
-                        SharedOp::CloneMutate(key_list(&mut keys, 40), x, keys.rng.percent(50))
-                    }
+                    0..=24 => SharedOp::Common(CommonOp::Insert(keys.key(), x)),
+                    25..=34 => SharedOp::Common(CommonOp::Remove(keys.key())),
+                    35..=44 => SharedOp::Common(CommonOp::InsertRun(KeyRun::draw(&mut keys), x)),
+                    45..=49 => SharedOp::Common(CommonOp::RemoveRun(KeyRun::draw(&mut keys))),
+                    50..=64 => SharedOp::Common(CommonOp::Seek(seek_key(&mut keys))),
+                    65..=74 => SharedOp::Common(CommonOp::SeekExisting(n)),
+                    75..=84 => SharedOp::Common(CommonOp::CloneMutate(
+                        key_list(&mut keys, 40),
+                        x,
+                        keys.rng.percent(50),
+                    )),
                     85..=94 => SharedOp::Equal(x, keys.rng.below(4) as u8),
-                    _ => SharedOp::Index(n),
+                    _ => SharedOp::Common(CommonOp::Index(n)),
                 }
             })
             .collect();
@@ -1182,83 +1314,8 @@ where
     let mut model: BTreeMap<u128, u64> = BTreeMap::new();
     for (i, op) in ops.0.iter().enumerate() {
         let at = format!("at op {i} ({op:?})");
-        let mut changed = true;
-        match *op {
-            SharedOp::Insert(w, g) => {
-                let w = w & max;
-                let tg = tag(w, g);
-                assert_old(put(&mut t, k(w), tg), model.insert(w, tg), &at);
-            }
-            SharedOp::Remove(w) => {
-                let w = w & max;
-                assert_old(del(&mut t, k(w)), model.remove(&w), &at);
-            }
-            SharedOp::InsertRun(run, generation) => {
-                for w in run.keys(max) {
-                    let tg = tag(w, generation);
-                    assert_old(put(&mut t, k(w), tg), model.insert(w, tg), &at);
-                }
-            }
-            SharedOp::RemoveRun(run) => {
-                for w in run.keys(max) {
-                    assert_old(del(&mut t, k(w)), model.remove(&w), &at);
-                }
-            }
-            SharedOp::Seek(w) => {
-                seek_tags(&t, &model, w & max, &at);
-                changed = false;
-            }
-            SharedOp::SeekExisting(n) => {
-                if let Some(w) = nth(&model, n) {
-                    for probe in [w, w.wrapping_sub(1) & max, w.wrapping_add(1) & max] {
-                        seek_tags(&t, &model, probe, &at);
-                    }
-                }
-                changed = false;
-            }
-            SharedOp::CloneMutate(ref keys, g, keep_clone) => {
-                let mut c = t.clone();
-                let mut mc = model.clone();
-                check_tags(&c, &mc, &format!("{at}: the clone"));
-                assert!(c == t, "{at}: clone != original");
-                for (j, &w) in keys.iter().enumerate() {
-                    let w = w & max;
-                    if j % 3 == 2 {
-                        assert_old(del(&mut c, k(w)), mc.remove(&w), &at);
-                    } else {
-                        let tg = tag(w, g ^ j as u64);
-                        assert_old(put(&mut c, k(w), tg), mc.insert(w, tg), &at);
-                    }
-                }
-                // Every value of the clone anew.
-                for (&w, tg) in mc.iter_mut() {
-                    *tg = tag(w, g.rotate_left(3));
-                    put(&mut c, k(w), *tg);
-                }
-                check_tags(
-                    &t,
-                    &model,
-                    &format!("{at}: the original after changing the clone"),
-                );
-                check_tags(&c, &mc, &format!("{at}: the changed clone"));
-                for (&w, tg) in model.iter_mut() {
-                    *tg = tag(w, !g);
-                    put(&mut t, k(w), *tg);
-                }
-                if let Some(w) = nth(&model, g as usize) {
-                    assert_old(del(&mut t, k(w)), model.remove(&w), &at);
-                }
-                check_tags(
-                    &c,
-                    &mc,
-                    &format!("{at}: the clone after changing the original"),
-                );
-                assert_eq!(c == t, mc == model, "{at}: == after changing both");
-                if keep_clone {
-                    t = c;
-                    model = mc;
-                }
-            }
+        let changed = match *op {
+            SharedOp::Common(ref op) => run_common::<C, Tags>(&mut t, &mut model, op, &at),
             SharedOp::Equal(x, kind) => {
                 let mut rng = SplitMix64::new(x);
                 let mut entries: Vec<(u128, u64)> = model.iter().map(|(&w, &tg)| (w, tg)).collect();
@@ -1301,15 +1358,9 @@ where
                 let equal = model == mo;
                 assert_eq!(t == other, equal, "{at}: == after a change");
                 assert_eq!(t != other, !equal, "{at}: != after a change");
-                changed = false;
+                false
             }
-            SharedOp::Index(n) => {
-                if let Some(w) = nth(&model, n) {
-                    assert!(check_value::<C>(&t[k(w)], model[&w]), "{at}: index");
-                }
-                changed = false;
-            }
-        }
+        };
         if changed {
             check_tags(&t, &model, &at);
         } else {
@@ -1318,40 +1369,6 @@ where
     }
     check_tags(&t, &model, "at the end");
     true
-}
-
-#[track_caller]
-fn seek_tags<C>(t: &RawTree<C>, model: &BTreeMap<u128, u64>, w: u128, at: &str)
-where
-    C: Config<Layout: TestLayout, Memory = LocalMemory>,
-{
-    let k = key::<C::Key>(w);
-    let after = t.first_at_or_after(k);
-    let want = model.range(w..).next();
-    assert_eq!(
-        after.map(|(kk, _)| wide(kk)),
-        want.map(|(&w, _)| w),
-        "{at}: first_at_or_after({w:#x})"
-    );
-    if let (Some((_, v)), Some((_, &tg))) = (after, want) {
-        assert!(
-            check_value::<C>(v, tg),
-            "{at}: first_at_or_after({w:#x}) value"
-        );
-    }
-    let before = t.last_at_or_before(k);
-    let want = model.range(..=w).next_back();
-    assert_eq!(
-        before.map(|(kk, _)| wide(kk)),
-        want.map(|(&w, _)| w),
-        "{at}: last_at_or_before({w:#x})"
-    );
-    if let (Some((_, v)), Some((_, &tg))) = (before, want) {
-        assert!(
-            check_value::<C>(v, tg),
-            "{at}: last_at_or_before({w:#x}) value"
-        );
-    }
 }
 
 fn check_shared<C>()
@@ -1475,7 +1492,7 @@ fn seek_at_the_extremes() {
         let mut t = RawTree::<C>::new();
         let mut model = Model::new();
         for w in [0, max] {
-            seek(&t, &model, w, "empty");
+            seek::<C, Values>(&t, &model, w, "empty");
         }
         for only in [0, 1, max - 1, max] {
             let mut t = RawTree::<C>::new();
@@ -1491,7 +1508,7 @@ fn seek_at_the_extremes() {
                 max - 1,
                 max,
             ] {
-                seek(&t, &model, w, &format!("only {only:#x}"));
+                seek::<C, Values>(&t, &model, w, &format!("only {only:#x}"));
             }
         }
         for w in (0..60).chain((max - 60)..=max) {
@@ -1502,7 +1519,7 @@ fn seek_at_the_extremes() {
         }
         check(&t, &model, "dense");
         for w in (0..70).chain((max - 70)..=max) {
-            seek(&t, &model, w, "dense");
+            seek::<C, Values>(&t, &model, w, "dense");
         }
     }
     removable_config!(A, u8, Embedded<u64>, DEFAULT, None);
