@@ -668,7 +668,7 @@ where
 {
     let max = max_of::<C::Key>();
     let k = |w: u128| key::<C::Key>(w & max);
-    let make = |w: u128, x: u64| <ValueOf<C> as Val>::make(x ^ (w as u64).rotate_left(13));
+    let make = <Values as Modelled<C>>::make;
     let mut t = new_tree::<C, INSERT_ONLY>();
     let mut model: Model<ValueOf<C>> = BTreeMap::new();
     for (i, op) in ops.0.iter().enumerate() {
