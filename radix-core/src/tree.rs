@@ -37,6 +37,7 @@ use crate::node::{
 use crate::ptr::NodePtr;
 use crate::value::{MutableLayout, ValueLayout};
 
+mod batch;
 mod bulk;
 mod clone;
 mod compressed;
@@ -631,6 +632,15 @@ impl<C: Config> RawTree<C> {
         if !C::COMPRESSION.is_none() {
             return self.find_compressed(key);
         }
+        let node = self.last_level(key)?;
+        // SAFETY: `node` is a live last-level node; its slots are the
+        // layout's.
+        unsafe { find_value_slot::<C>(node, key.chunk(0)) }
+    }
+
+    /// The last-level node on `key`'s path, if the path gets there.
+    #[inline(always)]
+    pub(crate) fn last_level(&self, key: C::Key) -> Option<NodePtr> {
         let mut node = follow::<C>(&self.mem, self.root?);
         let mut shift = self.root_shift;
         if key.above(shift) {
@@ -646,9 +656,7 @@ impl<C: Config> RawTree<C> {
             // SAFETY: as above.
             node = unsafe { find_child(&self.mem, node, key.chunk(SPAN))? };
         }
-        // SAFETY: `node` is a live last-level node; its slots are the
-        // layout's.
-        unsafe { find_value_slot::<C>(node, key.chunk(0)) }
+        Some(node)
     }
 
     /// The value for `key`.

@@ -160,6 +160,22 @@ pub fn inherent(spec: &Spec, names: &Names) -> TokenStream {
                 self.raw.get(key)
             }
 
+            /// Looks up `key(item)` for every item of `items`, in order,
+            /// and calls `found` with the item and the key's value: the
+            /// answers of [`get`](Self::get), faster for a batch (walks to
+            /// the last level pipelined and prefetched on large trees,
+            /// shared between neighbouring keys). See
+            /// [`RawTree::get_each`](::radix_core::RawTree::get_each).
+            #[inline]
+            pub fn get_each<T>(
+                &self,
+                items: &[T],
+                key: impl Fn(&T) -> #key,
+                found: impl FnMut(&T, #option<&#value>),
+            ) {
+                self.raw.get_each(items, key, found)
+            }
+
             #get_mut
 
             /// Whether `key` is present.

@@ -113,6 +113,40 @@ impl TidStore {
             .is_some_and(|entry| entry.contains(tid.offset()))
     }
 
+    /// [`is_member`](Self::is_member) for every TID of `tids`, in order,
+    /// giving `found` each TID with its answer.
+    ///
+    /// The answers are `is_member`'s; the batch is faster. On a store of
+    /// over 1 MiB it walks each block's path a few TIDs ahead and
+    /// prefetches its entry, so that the cache misses of random probes
+    /// overlap (a third to a half less time on the shuffled TS workloads,
+    /// `benches/RESULTS.md`), and TIDs of neighbouring blocks share the
+    /// walk. An index pass that reads a page of index tuples at a time
+    /// asks for the page's TIDs in one call.
+    ///
+    /// ```
+    /// use tidstore::{Tid, TidStore};
+    ///
+    /// let mut ts = TidStore::insert_only(64 << 20);
+    /// ts.set_block_offsets(7, &[2, 3])?;
+    /// let index_page = [Tid::new(7, 1), Tid::new(7, 3), Tid::new(900, 3)];
+    /// let mut dead = Vec::new();
+    /// ts.is_member_each(&index_page, |tid, is_dead| {
+    ///     if is_dead {
+    ///         dead.push(tid);
+    ///     }
+    /// });
+    /// assert_eq!(dead, [Tid::new(7, 3)]);
+    /// # Ok::<(), tidstore::TidStoreError>(())
+    /// ```
+    pub fn is_member_each(&self, tids: &[Tid], mut found: impl FnMut(Tid, bool)) {
+        self.table.get_each(
+            tids,
+            |tid| tid.block(),
+            |&tid, entry| found(tid, entry.is_some_and(|entry| entry.contains(tid.offset()))),
+        );
+    }
+
     /// The blocks in ascending order, each with its offsets.
     pub fn iter(&self) -> Iter<'_> {
         Iter {

@@ -287,9 +287,10 @@ where
 }
 
 /// Every RT structure's name, project first, in report order.
-pub const RT_IMPLS: [&str; 9] = [
+pub const RT_IMPLS: [&str; 10] = [
     project::ProjectMap::NAME,
     project::ProjectMapFull::NAME,
+    project::ProjectMapBatched::NAME,
     shared::ProjectSharedMap::NAME,
     <blart::BlartMap as RtMap>::NAME,
     congee::CongeeMap::NAME,
@@ -309,8 +310,9 @@ pub const RT128_IMPLS: [&str; 4] = [
 ];
 
 /// Every TS structure's name, project first, in report order.
-pub const TS_IMPLS: [&str; 7] = [
+pub const TS_IMPLS: [&str; 8] = [
     project::ProjectStore::NAME,
+    project::ProjectStoreBatched::NAME,
     shared::ProjectSharedStore::NAME,
     <tidstore::DeadItemsArray as DeadTidSet>::NAME,
     croaring::CroaringSet::NAME,
@@ -415,6 +417,7 @@ pub fn visit_rt<V: RtVisitor>(name: &str, visitor: V) -> Option<V::Output> {
     Some(match name {
         project::ProjectMap::NAME => visitor.visit::<project::ProjectMap>(),
         project::ProjectMapFull::NAME => visitor.visit::<project::ProjectMapFull>(),
+        project::ProjectMapBatched::NAME => visitor.visit::<project::ProjectMapBatched>(),
         shared::ProjectSharedMap::NAME => visitor.visit::<shared::ProjectSharedMap>(),
         <blart::BlartMap as RtMap>::NAME => visitor.visit::<blart::BlartMap>(),
         congee::CongeeMap::NAME => visitor.visit::<congee::CongeeMap>(),
@@ -447,6 +450,7 @@ pub fn visit_rt128<V: Rt128Visitor>(name: &str, visitor: V) -> Option<V::Output>
 pub fn visit_ts<V: TsVisitor>(name: &str, visitor: V) -> Option<V::Output> {
     Some(match name {
         project::ProjectStore::NAME => visitor.visit::<project::ProjectStore>(),
+        project::ProjectStoreBatched::NAME => visitor.visit::<project::ProjectStoreBatched>(),
         shared::ProjectSharedStore::NAME => visitor.visit::<shared::ProjectSharedStore>(),
         <tidstore::DeadItemsArray as DeadTidSet>::NAME => {
             visitor.visit::<tidstore::DeadItemsArray>()

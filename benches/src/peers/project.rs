@@ -20,12 +20,20 @@ use super::{element_checksum, tid_to_u64, DeadTidSet, RtMap, SetOps};
 
 /// Declares a project tree (`KEY -> u64`, default layout and size classes)
 /// and its [`RtMap`] adapter: one per key width the RT workloads use.
+///
+/// A map named with `batched` sets [`RtMap::BATCHED`]: the workloads then
+/// hand it its lookups in runs, which it answers with the tree's
+/// pipelined `get_each`.
 macro_rules! project_map {
     ($(#[$doc:meta])* $tree:ident, $map:ident, $key:ident) => {
         project_map!($(#[$doc])* $tree, $map, $key, "project", {});
     };
     ($(#[$doc:meta])* $tree:ident, $map:ident, $key:ident, $name:literal,
         { $($field:ident : $value:ident),* }) => {
+        project_map!($(#[$doc])* $tree, $map, $key, $name, { $($field: $value),* }, false);
+    };
+    ($(#[$doc:meta])* $tree:ident, $map:ident, $key:ident, $name:literal,
+        { $($field:ident : $value:ident),* }, $batched:literal) => {
         radix_core::radix_tree! {
             $(#[$doc])*
             pub struct $tree {
@@ -40,6 +48,7 @@ macro_rules! project_map {
 
         impl RtMap<$key> for $map {
             const NAME: &'static str = $name;
+            const BATCHED: bool = $batched;
 
             fn new() -> Self {
                 Self($tree::new())
@@ -53,6 +62,18 @@ macro_rules! project_map {
             #[inline(always)]
             fn get(&self, key: $key) -> Option<u64> {
                 self.0.get(key).copied()
+            }
+
+            #[inline(always)]
+            fn get_each<T: Copy>(
+                &self,
+                items: &[T],
+                key: impl Fn(T) -> $key,
+                mut found: impl FnMut(T, Option<u64>),
+            ) {
+                self.0.get_each(items, |&item| key(item), |&item, value| {
+                    found(item, value.copied())
+                });
             }
 
             #[inline]
@@ -87,6 +108,18 @@ project_map!(
 );
 
 project_map!(
+    /// The project's tree for RT-1 to RT-6 as [`ProjectTree`], measured
+    /// with its lookups handed over in runs: `get_each`, pipelined on the
+    /// trees it pays on (see `radix-core`'s `tree/batch.rs`).
+    ProjectTreeBatched,
+    ProjectMapBatched,
+    u64,
+    "project-batched",
+    {},
+    true
+);
+
+project_map!(
     /// The project's tree for RT-7: `u128 -> u64`, default layout and size
     /// classes (and so full compression, `u128`'s default).
     ProjectTree128,
@@ -99,45 +132,74 @@ project_map!(
 /// sixteenth of it). No TS workload comes near it.
 pub const STORE_MAX_BYTES: usize = 1 << 30;
 
-/// [`TidStore::insert_only`] as a [`DeadTidSet`].
-pub struct ProjectStore(TidStore);
+/// Declares a [`TidStore::insert_only`] adapter as a [`DeadTidSet`]; with
+/// `batched`, one whose shuffled lookups go through
+/// [`TidStore::is_member_each`].
+macro_rules! project_store {
+    ($(#[$doc:meta])* $store:ident, $name:literal, $batched:literal) => {
+        $(#[$doc])*
+        pub struct $store(TidStore);
 
-impl DeadTidSet for ProjectStore {
-    const NAME: &'static str = "project";
+        impl DeadTidSet for $store {
+            const NAME: &'static str = $name;
+            const BATCHED: bool = $batched;
 
-    fn with_capacity(_ndead: u64) -> Self {
-        Self(TidStore::insert_only(STORE_MAX_BYTES))
-    }
+            fn with_capacity(_ndead: u64) -> Self {
+                Self(TidStore::insert_only(STORE_MAX_BYTES))
+            }
 
-    #[inline]
-    fn set_block_offsets(&mut self, block: u32, offsets: &[u16]) {
-        if let Err(e) = self.0.set_block_offsets(block, offsets) {
-            panic!("the workload gave the store bad offsets: {e}");
+            #[inline]
+            fn set_block_offsets(&mut self, block: u32, offsets: &[u16]) {
+                if let Err(e) = self.0.set_block_offsets(block, offsets) {
+                    panic!("the workload gave the store bad offsets: {e}");
+                }
+            }
+
+            #[inline(always)]
+            fn is_member(&self, tid: Tid) -> bool {
+                self.0.is_member(tid)
+            }
+
+            #[inline(always)]
+            fn is_member_each(&self, tids: &[Tid], found: impl FnMut(Tid, bool)) {
+                self.0.is_member_each(tids, found);
+            }
+
+            fn count_members_ascending(&self, tids: &[Tid]) -> u64 {
+                let mut dead = self.0.ordered_lookup();
+                tids.iter().map(|&tid| u64::from(dead.is_member(tid))).sum()
+            }
+
+            fn for_each_block<F: FnMut(u32, &[u16])>(&self, mut f: F) {
+                let mut buf = [0u16; tidstore::MAX_OFFSET as usize];
+                for block in self.0.iter() {
+                    let n = block.copy_offsets(&mut buf);
+                    f(block.block(), &buf[..n]);
+                }
+            }
+
+            fn own_memory(&self) -> Option<usize> {
+                Some(self.0.memory_usage())
+            }
         }
-    }
-
-    #[inline(always)]
-    fn is_member(&self, tid: Tid) -> bool {
-        self.0.is_member(tid)
-    }
-
-    fn count_members_ascending(&self, tids: &[Tid]) -> u64 {
-        let mut dead = self.0.ordered_lookup();
-        tids.iter().map(|&tid| u64::from(dead.is_member(tid))).sum()
-    }
-
-    fn for_each_block<F: FnMut(u32, &[u16])>(&self, mut f: F) {
-        let mut buf = [0u16; tidstore::MAX_OFFSET as usize];
-        for block in self.0.iter() {
-            let n = block.copy_offsets(&mut buf);
-            f(block.block(), &buf[..n]);
-        }
-    }
-
-    fn own_memory(&self) -> Option<usize> {
-        Some(self.0.memory_usage())
-    }
+    };
 }
+
+project_store!(
+    /// [`TidStore::insert_only`] as a [`DeadTidSet`], asked one TID at a
+    /// time.
+    ProjectStore,
+    "project",
+    false
+);
+
+project_store!(
+    /// [`TidStore::insert_only`] as a [`DeadTidSet`], asked for the
+    /// shuffled lookups in runs through [`TidStore::is_member_each`].
+    ProjectStoreBatched,
+    "project-batched",
+    true
+);
 
 /// Declares the [`SetOps`] adapter of a project `u64 -> u64` tree for
 /// SET-2.

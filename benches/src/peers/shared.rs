@@ -119,9 +119,11 @@ impl RtMap for ProjectSharedMap {
         for batch in items.chunks(BATCH) {
             let guard = tree.read();
             let view: &radix_core::shm::TreeView<_> = &guard;
-            for &item in batch {
-                found(item, view.get(key(item)).copied());
-            }
+            view.get_each(
+                batch,
+                |&item| key(item),
+                |&item, value| found(item, value.copied()),
+            );
         }
     }
 
@@ -214,10 +216,7 @@ impl DeadTidSet for ProjectSharedStore {
     fn is_member_each(&self, tids: &[Tid], mut found: impl FnMut(Tid, bool)) {
         let store = self.store();
         for batch in tids.chunks(BATCH) {
-            let reader = store.read();
-            for &tid in batch {
-                found(tid, reader.is_member(tid));
-            }
+            store.read().is_member_each(batch, &mut found);
         }
     }
 

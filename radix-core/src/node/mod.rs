@@ -301,6 +301,16 @@ pub(crate) trait NodeKind {
         let _ = node;
     }
 
+    /// Starts loading the lines a coming lookup of `chunk` in `node` reads
+    /// first: the header line, and the slot lines where the kind prefetches
+    /// them. Only a hint, like [`prefetch_slots`](Self::prefetch_slots).
+    #[inline(always)]
+    fn prefetch_lookup<S>(node: NonNull<u8>, chunk: u8) {
+        let _ = chunk;
+        crate::simd::prefetch(node.as_ptr().cast_const());
+        Self::prefetch_slots::<S>(node);
+    }
+
     /// The slot for `chunk`, if present, in a node whose slots are
     /// pointer-sized words that node256 keeps null when absent (inner
     /// nodes, and leaves of

@@ -54,6 +54,13 @@ impl NodeKind for Node256 {
     }
 
     #[inline(always)]
+    fn prefetch_lookup<S>(node: NonNull<u8>, chunk: u8) {
+        let offset =
+            super::slots_offset::<S>(Self::INDEX_END) + chunk as usize * core::mem::size_of::<S>();
+        crate::simd::prefetch(node.as_ptr().cast_const().wrapping_add(offset));
+    }
+
+    #[inline(always)]
     unsafe fn find_nonnull<S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>> {
         // SAFETY: caller's contract: 256 slots exist, each an initialised
         // pointer-sized word that is null exactly when its chunk is absent.

@@ -322,6 +322,19 @@ impl<C: Config<Memory = SharedMemory>> TreeView<C> {
         self.raw.get(key)
     }
 
+    /// Looks up the key of every item, in order, as
+    /// [`RawTree::get_each`] does: pipelined and sharing walks, for a
+    /// batch of lookups under one lock.
+    #[inline]
+    pub fn get_each<T>(
+        &self,
+        items: &[T],
+        key: impl Fn(&T) -> C::Key,
+        found: impl FnMut(&T, Option<&ValueOf<C>>),
+    ) {
+        self.raw.get_each(items, key, found);
+    }
+
     /// Whether `key` is present.
     #[inline]
     pub fn contains_key(&self, key: C::Key) -> bool {

@@ -1,0 +1,413 @@
+//! Lookups in batches: [`RawTree::get_each`].
+//!
+//! A lookup in a large tree spends its time waiting for the one cache line
+//! it needs at the last level: the levels above are few and stay cached,
+//! the last level is most of the tree. Looked up one at a time, keys in
+//! random order overlap their misses only as far as the CPU's reorder
+//! window reaches, three or four lookups of some seventy instructions
+//! each. A batch knows its next keys, so it can do better in two ways.
+//!
+//! - **Pipelining.** The batch walks each key down to its last-level node
+//!   [`DEPTH`] items ahead of finishing it, and prefetches the line the
+//!   search there will read first (the slot itself in a node256, the header
+//!   and slot lines in the sorted kinds). By the time the key's turn
+//!   comes, its line is in flight or has arrived, and [`DEPTH`] misses are
+//!   outstanding at once instead of the few the window holds.
+//! - **Sharing the walk.** Keys that differ only in their last byte end at
+//!   the same last-level node. The batch remembers the last walk's key
+//!   prefix and node, and a key with the same prefix skips the walk: keys
+//!   in ascending order, or many lookups of one key, pay for one search
+//!   per key rather than one descent.
+//!
+//! Pipelining pays only when the last level misses and the levels above do
+//! not. A tree under [`PIPELINE_MIN_BYTES`] stays in the core's own caches
+//! after the first lookups, and the extra instructions then cost more than
+//! they save; a tree of more than [`PIPELINE_MAX_LEVELS`] levels spreads
+//! its misses over its inner levels (sparse 64-bit keys: a chain of
+//! one-child nodes per key), which a last-level prefetch does not reach.
+//! Such trees share walks but do not pipeline. Path-compressed trees are
+//! looked up one key at a time. `benches/RESULTS.md` ("Lookups in
+//! batches") has the measurements behind each choice.
+
+use core::mem::size_of;
+use core::ptr::NonNull;
+
+use super::{find_child, find_value_slot, follow, resolve, LayoutOf, RawTree, SlotOf, ValueOf};
+use crate::config::Config;
+use crate::key::{Key, SPAN};
+use crate::mem::Memory;
+use crate::node::{dispatch, Kind, Node256, NodeKind};
+use crate::ptr::NodePtr;
+use crate::value::ValueLayout;
+
+/// How many items ahead a pipelined batch walks and prefetches: enough
+/// misses in flight to cover a memory latency at a lookup's issue rate,
+/// few enough that the prefetched lines are still in L1 when used.
+const DEPTH: usize = 8;
+
+/// Trees holding less than this are looked up one key at a time: they fit
+/// in a core's L2 (1 MiB on the machines measured), where a lookup is
+/// short enough that a batch's bookkeeping costs more than it saves.
+const BATCH_MIN_BYTES: usize = 1 << 20;
+
+/// Trees taller than this are not pipelined: four levels hold any 32-bit
+/// key (the TID store's block numbers) and any denser key set.
+const PIPELINE_MAX_LEVELS: u32 = 4;
+
+/// Items a batch on a tall tree counts its shared prefixes over before
+/// deciding whether to share walks ([`RawTree::get_each_sharing`]).
+const SHARING_RUN: usize = 64;
+
+/// Words of [`EMPTY_LAST_LEVEL`]: a node256's header and bitmap, and 256
+/// slots of one word.
+const EMPTY_WORDS: usize = Node256::INDEX_END.div_ceil(8) + 256;
+
+/// A node256 with no entries, all zeros: an empty bitmap, and a null word
+/// in every slot. A walk whose path ends above the last level returns it
+/// rather than `None`, so that the search after it runs the same code
+/// as every other, and an absent key costs one unpredictable branch (the
+/// search's) rather than two (the walk's, and then the search's skip),
+/// which at the ring's distance no predictor correlates.
+#[repr(C, align(64))]
+struct EmptyNode([u64; EMPTY_WORDS]);
+
+static EMPTY_LAST_LEVEL: EmptyNode = EmptyNode([0; EMPTY_WORDS]);
+
+/// Where a batch's walks start, read once per batch: the tree does not
+/// change while the batch borrows it.
+struct Descent {
+    /// The root, or [`EMPTY_LAST_LEVEL`] for an empty tree (whose height
+    /// is then taken as one level).
+    root: NodePtr,
+    root_shift: u32,
+    empty: NodePtr,
+}
+
+impl Descent {
+    /// The last-level node on `key`'s path, or [`EMPTY_LAST_LEVEL`] where
+    /// the path ends above the last level. The step into the last level
+    /// selects without a branch where the node above is a node256.
+    #[inline(always)]
+    fn last_level_or_empty<K: Key, M: Memory>(&self, mem: &M, key: K) -> NodePtr {
+        let mut node = self.root;
+        let mut shift = self.root_shift;
+        if key.above(shift) {
+            return self.empty;
+        }
+        if shift > 0 {
+            while shift > SPAN {
+                // SAFETY: nodes reachable from the root are live, and above
+                // the last level their slots are child references.
+                match unsafe { find_child(mem, node, key.chunk(shift)) } {
+                    Some(child) => node = child,
+                    None => return self.empty,
+                }
+                shift -= SPAN;
+            }
+            // SAFETY: as above.
+            node = unsafe { find_child_or(mem, node, key.chunk(SPAN), self.empty) };
+        }
+        node
+    }
+}
+
+/// The last walk of a batch: the key bits above the last level, and the
+/// last-level node they lead to (or [`EMPTY_LAST_LEVEL`]).
+struct Finger<K> {
+    prefix: K,
+    node: NodePtr,
+}
+
+impl<C: Config> RawTree<C> {
+    /// Looks up the key of every item of `items`, in order, and calls
+    /// `found` with the item and the key's value (or `None`).
+    ///
+    /// The answers are those of [`get`](Self::get), item by item; only the
+    /// speed differs. A batch walks each key to its last-level node a few
+    /// items ahead and prefetches what the lookup will read, so that the
+    /// cache misses of a large tree overlap, and keys that share a
+    /// last-level node with the one before (ascending keys, repeated
+    /// keys) share its walk. On trees of up to four levels (32-bit keys,
+    /// or denser) and over 1 MiB, random lookups take a third to a half of
+    /// the time of a `get` loop; ascending ones about half on any
+    /// uncompressed tree over 1 MiB. The module docs of `tree/batch.rs`
+    /// explain when each applies.
+    ///
+    /// `key` extracts the key from an item, so that items can carry more
+    /// than the key (the TID store looks up a block and tests an offset).
+    ///
+    /// ```
+    /// use radix_core::RadixMap;
+    ///
+    /// let mut squares: RadixMap<u32, u64> = RadixMap::new();
+    /// for k in 0..1000u32 {
+    ///     squares.insert(k, u64::from(k) * u64::from(k));
+    /// }
+    /// let mut sum = 0;
+    /// squares.get_each(&[3, 999, 5000], |&k| k, |_, value| {
+    ///     sum += value.copied().unwrap_or(0);
+    /// });
+    /// assert_eq!(sum, 9 + 999 * 999);
+    /// ```
+    pub fn get_each<T>(
+        &self,
+        items: &[T],
+        key: impl Fn(&T) -> C::Key,
+        found: impl FnMut(&T, Option<&ValueOf<C>>),
+    ) {
+        if !Self::BATCHES || self.mem.bytes_held() < BATCH_MIN_BYTES {
+            self.get_each_alone(items, key, found);
+        } else if self.root_shift < PIPELINE_MAX_LEVELS * SPAN {
+            self.get_each_pipelined(items, key, found);
+        } else {
+            self.get_each_sharing(items, key, found);
+        }
+    }
+
+    /// Whether this configuration can batch at all: uncompressed, with
+    /// slots of at most a word (what [`EMPTY_LAST_LEVEL`] holds).
+    const BATCHES: bool = C::COMPRESSION.is_none() && size_of::<SlotOf<C>>() <= 8;
+
+    /// One [`get`](Self::get) per item.
+    #[inline(always)]
+    fn get_each_alone<T>(
+        &self,
+        items: &[T],
+        key: impl Fn(&T) -> C::Key,
+        mut found: impl FnMut(&T, Option<&ValueOf<C>>),
+    ) {
+        for item in items {
+            found(item, self.get(key(item)));
+        }
+    }
+
+    /// Each item's search at its last-level node, the walk there shared
+    /// with the item before when they have the same prefix; in runs of
+    /// [`SHARING_RUN`] items where a quarter of neighbours share one, and
+    /// one [`get`](Self::get) per item in the other runs, whose keys are
+    /// too scattered for the finger's bookkeeping to pay.
+    pub(super) fn get_each_sharing<T>(
+        &self,
+        items: &[T],
+        key: impl Fn(&T) -> C::Key,
+        mut found: impl FnMut(&T, Option<&ValueOf<C>>),
+    ) {
+        let descent = self.descent();
+        for run in items.chunks(SHARING_RUN) {
+            let shared = run
+                .windows(2)
+                .filter(|pair| key(&pair[0]).clear_below(0) == key(&pair[1]).clear_below(0))
+                .count();
+            if shared < run.len() / 4 {
+                self.get_each_alone(run, &key, &mut found);
+                continue;
+            }
+            let mut finger = self.finger::<false>(&descent, key(&run[0]));
+            for item in run {
+                let key = key(item);
+                let node = self.walk::<false>(&descent, &mut finger, key);
+                found(item, self.value_in(node, key));
+            }
+        }
+    }
+
+    /// As [`get_each_sharing`](Self::get_each_sharing), with each walk
+    /// (and its prefetch) [`DEPTH`] items ahead of its search.
+    pub(super) fn get_each_pipelined<T>(
+        &self,
+        items: &[T],
+        key: impl Fn(&T) -> C::Key,
+        mut found: impl FnMut(&T, Option<&ValueOf<C>>),
+    ) {
+        let Some(first) = items.first() else {
+            return;
+        };
+        let descent = self.descent();
+        let mut finger = self.finger::<true>(&descent, key(first));
+        let mut ahead = [finger.node; DEPTH];
+        for (node, item) in ahead.iter_mut().zip(items) {
+            *node = self.walk::<true>(&descent, &mut finger, key(item));
+        }
+        for (i, item) in items.iter().enumerate() {
+            let node = ahead[i % DEPTH];
+            if let Some(next) = items.get(i + DEPTH) {
+                ahead[i % DEPTH] = self.walk::<true>(&descent, &mut finger, key(next));
+            }
+            found(item, self.value_in(node, key(item)));
+        }
+    }
+
+    /// A finger holding `key`'s walk.
+    #[inline(always)]
+    fn finger<const PREFETCH: bool>(&self, descent: &Descent, key: C::Key) -> Finger<C::Key> {
+        let node = descent.last_level_or_empty(&self.mem, key);
+        if PREFETCH {
+            dispatch!(node, K => {
+                K::prefetch_lookup::<SlotOf<C>>(node.addr_as(K::KIND), key.chunk(0));
+            });
+        }
+        Finger {
+            prefix: key.clear_below(0),
+            node,
+        }
+    }
+
+    /// `key`'s last-level node: the finger's if `key` has its prefix, else
+    /// a new walk, which the finger then holds.
+    #[inline(always)]
+    fn walk<const PREFETCH: bool>(
+        &self,
+        descent: &Descent,
+        finger: &mut Finger<C::Key>,
+        key: C::Key,
+    ) -> NodePtr {
+        if key.clear_below(0) != finger.prefix {
+            *finger = self.finger::<PREFETCH>(descent, key);
+        }
+        finger.node
+    }
+
+    /// What every walk of a batch starts from.
+    fn descent(&self) -> Descent {
+        let empty = NodePtr::new(NonNull::from(&EMPTY_LAST_LEVEL).cast(), Kind::N256);
+        Descent {
+            root: self.root.map_or(empty, |root| follow::<C>(&self.mem, root)),
+            root_shift: self.root.map_or(0, |_| self.root_shift),
+            empty,
+        }
+    }
+
+    /// `key`'s value in its last-level node `node`.
+    #[inline(always)]
+    fn value_in(&self, node: NodePtr, key: C::Key) -> Option<&ValueOf<C>> {
+        // SAFETY: `node` is [`EMPTY_LAST_LEVEL`], a node256 with no
+        // entries whose every slot of at most a word (`Self::BATCHES`) is
+        // null, or was found by a walk of this tree during the current
+        // borrow of `self`, so it is still a live last-level node whose
+        // slots are the layout's.
+        let slot = unsafe { find_value_slot::<C>(node, key.chunk(0)) }?;
+        // SAFETY: the slot is live while `self` is borrowed (the empty
+        // node has none to return).
+        Some(unsafe { LayoutOf::<C>::get(slot, &self.mem) })
+    }
+}
+
+/// The child of inner node `node` for `chunk`, or `absent`: as
+/// [`find_child`], with node256's absent child replaced by a select
+/// rather than a branch.
+///
+/// # Safety
+///
+/// `node` is a live inner node of a tree on `mem`.
+#[inline(always)]
+unsafe fn find_child_or<M: Memory>(mem: &M, node: NodePtr, chunk: u8, absent: NodePtr) -> NodePtr {
+    // SAFETY: forwarded contract.
+    unsafe {
+        dispatch!(node, K => {
+            K::find_child::<M::Ref>(node.addr_as(K::KIND), chunk)
+                .map_or(absent, |child| resolve(mem, child))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::RadixMap;
+
+    /// Keys in ascending runs, repeats, random jumps and absent keys, so
+    /// that walks are shared, renewed and end above the last level.
+    fn probe_keys(present: &[u64]) -> Vec<u64> {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut keys: Vec<u64> = present.to_vec();
+        for _ in 0..present.len() {
+            let r = next();
+            keys.push(match r % 4 {
+                0 => present[(r >> 8) as usize % present.len()],
+                1 => r >> 20,
+                2 => present[(r >> 8) as usize % present.len()] + 1,
+                _ => r,
+            });
+        }
+        keys.extend(present.iter().rev());
+        keys
+    }
+
+    fn check_every_mode(map: &RadixMap<u64, u64>, keys: &[u64]) {
+        let expected: Vec<Option<u64>> = keys.iter().map(|&k| map.get(k).copied()).collect();
+        let mut pub_answers = Vec::new();
+        map.get_each(keys, |&k| k, |&k, v| pub_answers.push((k, v.copied())));
+        let mut sharing = Vec::new();
+        map.get_each_sharing(keys, |&k| k, |_, v| sharing.push(v.copied()));
+        let mut pipelined = Vec::new();
+        map.get_each_pipelined(keys, |&k| k, |_, v| pipelined.push(v.copied()));
+        assert_eq!(pub_answers.iter().map(|a| a.0).collect::<Vec<_>>(), keys);
+        assert_eq!(
+            pub_answers.into_iter().map(|a| a.1).collect::<Vec<_>>(),
+            expected
+        );
+        assert_eq!(sharing, expected);
+        assert_eq!(pipelined, expected);
+    }
+
+    #[test]
+    fn every_mode_answers_as_get_does() {
+        // Miri interprets every node search: a fifth of the keys there.
+        let n: u64 = if cfg!(miri) { 120 } else { 600 };
+        let dense: Vec<u64> = (0..n).collect();
+        let sparse: Vec<u64> = (0..n / 2)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        let mixed: Vec<u64> = (0..n / 3)
+            .flat_map(|i| [i << 16, (i << 16) | 7, i * 3])
+            .collect();
+        for present in [dense, sparse, mixed] {
+            let map: RadixMap<u64, u64> = present.iter().map(|&k| (k, !k)).collect();
+            check_every_mode(&map, &probe_keys(&present));
+        }
+    }
+
+    #[test]
+    fn empty_trees_and_batches() {
+        let empty: RadixMap<u64, u64> = RadixMap::new();
+        check_every_mode(&empty, &[0, 1, u64::MAX]);
+        let one: RadixMap<u64, u64> = [(5, 6)].into_iter().collect();
+        check_every_mode(&one, &[]);
+        check_every_mode(&one, &[5, 5, 4, 5, 6, u64::MAX]);
+    }
+
+    #[test]
+    fn compressed_trees_answer_one_key_at_a_time() {
+        let keys: Vec<u128> = (0..300u128)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) << 40)
+            .collect();
+        let map: RadixMap<u128, u128> = keys.iter().map(|&k| (k, k + 1)).collect();
+        let probes: Vec<u128> = keys.iter().flat_map(|&k| [k, k + 1]).collect();
+        let mut answers = Vec::new();
+        map.get_each(&probes, |&k| k, |&k, v| answers.push((k, v.copied())));
+        let expected: Vec<(u128, Option<u128>)> =
+            probes.iter().map(|&k| (k, map.get(k).copied())).collect();
+        assert_eq!(answers, expected);
+    }
+
+    #[test]
+    fn batches_shorter_and_longer_than_the_pipeline() {
+        let map: RadixMap<u64, u64> = (0..100u64).map(|k| (k * 1000, k)).collect();
+        for len in [
+            1,
+            2,
+            super::DEPTH - 1,
+            super::DEPTH,
+            super::DEPTH + 1,
+            3 * super::DEPTH,
+        ] {
+            let keys: Vec<u64> = (0..len as u64).map(|i| (i * 7919) % 100_000).collect();
+            check_every_mode(&map, &keys);
+        }
+    }
+}
