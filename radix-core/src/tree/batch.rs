@@ -19,15 +19,21 @@
 //!   in ascending order, or many lookups of one key, pay for one search
 //!   per key rather than one descent.
 //!
-//! Pipelining pays only when the last level misses and the levels above do
-//! not. A tree under [`PIPELINE_MIN_BYTES`] stays in the core's own caches
-//! after the first lookups, and the extra instructions then cost more than
-//! they save; a tree of more than [`PIPELINE_MAX_LEVELS`] levels spreads
-//! its misses over its inner levels (sparse 64-bit keys: a chain of
+//! Both pay only on trees whose nodes miss the core's caches. A tree under
+//! [`BATCH_MIN_BYTES`] stays in them after the first lookups, and each
+//! lookup is then short enough (2 to 7 ns) that the batch's bookkeeping
+//! costs more than it saves: such trees, and path-compressed ones, are
+//! looked up one key at a time. Pipelining also needs the misses to be at
+//! the last level: a tree of more than [`PIPELINE_MAX_LEVELS`] levels
+//! spreads them over its inner levels (sparse 64-bit keys: a chain of
 //! one-child nodes per key), which a last-level prefetch does not reach.
-//! Such trees share walks but do not pipeline. Path-compressed trees are
-//! looked up one key at a time. `benches/RESULTS.md` ("Lookups in
-//! batches") has the measurements behind each choice.
+//! Such a tree shares walks, in runs of [`SHARING_RUN`] items where enough
+//! neighbours share a prefix, and is looked up key by key elsewhere.
+//!
+//! A walk that ends above the last level returns [`EMPTY_LAST_LEVEL`], a
+//! node with no entries, rather than `None` (see there).
+//! `benches/RESULTS.md` ("Lookups in batches") has the measurements behind
+//! each choice.
 
 use core::mem::size_of;
 use core::ptr::NonNull;
