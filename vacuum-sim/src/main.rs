@@ -27,10 +27,11 @@ Scenarios (WORKLOADS.md, \"Vacuum scenarios\"; see --list):
             correlated+random, limit 64 MiB.
 
 Vacuum: scan the heap page by page, putting each page's dead TIDs into the
-store; when the store is full, run one index pass per index (one is_member per
-index entry, in index order), then a heap pass (iterate the store in block
-order, extracting offsets), clear the store, and resume. A final round runs
-for whatever is left. 'index passes' counts rounds.
+store; when the store is full, run one index pass per index (one is_member
+question per index entry, in index order; a random index asks 1,024 entries at
+a time, which the TID store answers with is_member_each), then a heap pass
+(iterate the store in block order, extracting offsets), clear the store, and
+resume. A final round runs for whatever is left. 'index passes' counts rounds.
 
 Stores: 'tidstore' is the TID store (insert-only), full when its memory usage
 passes the limit. 'array' is PostgreSQL 16's sorted array of 6-byte TIDs,

@@ -116,6 +116,14 @@ pub trait DeadTupleStore {
     /// Whether `tid` is dead: the index pass's question.
     fn is_member(&self, tid: Tid) -> bool;
 
+    /// How many of `tids` are dead: the index pass's question for a batch
+    /// of index entries, in the order given. The TID store answers it with
+    /// [`TidStore::is_member_each`], which overlaps the cache misses of
+    /// random probes.
+    fn count_members(&self, tids: &[Tid]) -> u64 {
+        tids.iter().map(|&tid| u64::from(self.is_member(tid))).sum()
+    }
+
     /// The same question for TIDs asked in ascending order, as a
     /// correlated index asks them: the TID store answers them with an
     /// [`OrderedLookup`](tidstore::OrderedLookup), which remembers the
@@ -158,6 +166,12 @@ impl DeadTupleStore for TidStore {
     #[inline]
     fn is_member(&self, tid: Tid) -> bool {
         TidStore::is_member(self, tid)
+    }
+
+    fn count_members(&self, tids: &[Tid]) -> u64 {
+        let mut dead = 0;
+        self.is_member_each(tids, |_, is_dead| dead += u64::from(is_dead));
+        dead
     }
 
     fn ordered_is_member(&self) -> impl FnMut(Tid) -> bool + '_ {

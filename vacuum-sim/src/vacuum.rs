@@ -381,9 +381,13 @@ impl<S: DeadTupleStore> Vacuumable for InProcess<'_, S> {
         let tpp = heap.tuples_per_page();
         Ok(match permutation {
             None => correlated_pass(store.ordered_is_member(), tpp, entries, phase),
-            Some(permutation) => {
-                random_pass(|tid| store.is_member(tid), tpp, permutation, entries, phase)
-            }
+            Some(permutation) => random_pass(
+                |tids| store.count_members(tids),
+                tpp,
+                permutation,
+                entries,
+                phase,
+            ),
         })
     }
 
@@ -625,10 +629,12 @@ pub fn correlated_pass<F: FnMut(Tid) -> bool>(
 /// `0..permutation.len()`; a worker process takes a contiguous share.
 ///
 /// The entries are generated a batch at a time into a reused buffer, then
-/// looked up: the cycle walk's unpredictable branch stays out of the lookup
-/// loop, so the processor can overlap the lookups' cache misses.
-pub fn random_pass<F: Fn(Tid) -> bool>(
-    is_member: F,
+/// counted by `count_members` in one call (the TID store's
+/// `is_member_each`, which prefetches ahead): the cycle walk's
+/// unpredictable branch stays out of the lookup loop, so the lookups'
+/// cache misses overlap.
+pub fn random_pass<F: Fn(&[Tid]) -> u64>(
+    count_members: F,
     tuples_per_page: u16,
     permutation: &RandomOrder,
     entries: Range<u64>,
@@ -660,9 +666,7 @@ pub fn random_pass<F: Fn(Tid) -> bool>(
                 Tid::new((p / tpp) as u32, (p % tpp) as u16 + 1)
             }));
         }
-        for &tid in &batch {
-            found += u64::from(is_member(tid));
-        }
+        found += count_members(&batch);
         if end.is_multiple_of(CHUNK) || end == end_all {
             phase.set_position(end - entries.start);
         }
