@@ -23,12 +23,24 @@
 //! [`BATCH_MIN_BYTES`] stays in them after the first lookups, and each
 //! lookup is then short enough (2 to 7 ns) that the batch's bookkeeping
 //! costs more than it saves: such trees, and path-compressed ones, are
-//! looked up one key at a time. Pipelining also needs the misses to be at
-//! the last level: a tree of more than [`PIPELINE_MAX_LEVELS`] levels
-//! spreads them over its inner levels (sparse 64-bit keys: a chain of
-//! one-child nodes per key), which a last-level prefetch does not reach.
-//! Such a tree shares walks, in runs of [`SHARING_RUN`] items where enough
-//! neighbours share a prefix, and is looked up key by key elsewhere.
+//! looked up one key at a time. What costs a small tree's lookup is then
+//! a mispredicted branch, and one of them a batch can remove:
+//!
+//! - **Selecting into the last level.** Where random keys' paths often end
+//!   just above the last level (a sparse set of blocks: a node256 there
+//!   with a quarter of its children), the branch on "is there a child"
+//!   mispredicts on every third key or so, some fifteen cycles each. A
+//!   small tree's batch counts how often that happens on its first
+//!   [`SAMPLE`] keys; past [`SELECT_MIN_ENDED`], the rest search a real
+//!   last-level node either way, their own or a spare one, and select the
+//!   answer (or none) without a branch.
+//!
+//! Pipelining also needs the misses to be at the last level: a tree of
+//! more than [`PIPELINE_MAX_LEVELS`] levels spreads them over its inner
+//! levels (sparse 64-bit keys: a chain of one-child nodes per key), which
+//! a last-level prefetch does not reach. Such a tree shares walks, in runs
+//! of [`SHARING_RUN`] items where enough neighbours share a prefix, and is
+//! looked up key by key elsewhere.
 //!
 //! A walk that ends above the last level returns [`EMPTY_LAST_LEVEL`], a
 //! node with no entries, rather than `None` (see there).
@@ -64,6 +76,17 @@ const PIPELINE_MAX_LEVELS: u32 = 4;
 /// deciding whether to share walks ([`RawTree::get_each_sharing`]).
 const SHARING_RUN: usize = 64;
 
+/// How many of a batch's first items a small tree's batch looks up first,
+/// counting how often their paths end just above the last level
+/// ([`RawTree::get_each_small`]).
+const SAMPLE: usize = 16;
+
+/// Of the [`SAMPLE`], how many paths must end just above the last level
+/// for a small tree's batch to select its way into the last level: an
+/// eighth. Below that the branch the select replaces is mostly predicted,
+/// and the select costs its search in the spare node.
+const SELECT_MIN_ENDED: usize = SAMPLE / 8;
+
 /// Words of [`EMPTY_LAST_LEVEL`]: a node256's header and bitmap, and 256
 /// slots of one word.
 const EMPTY_WORDS: usize = Node256::INDEX_END.div_ceil(8) + 256;
@@ -95,25 +118,43 @@ impl Descent {
     /// selects without a branch where the node above is a node256.
     #[inline(always)]
     fn last_level_or_empty<K: Key, M: Memory>(&self, mem: &M, key: K) -> NodePtr {
+        self.last_level_or_spare(mem, key, self.empty)
+            .map_or(self.empty, |(node, _)| node)
+    }
+
+    /// The last-level node on `key`'s path and `true`, or `spare` and
+    /// `false` where the path ends just above the last level; `None` where
+    /// it ends higher. The step into the last level selects between the
+    /// child and `spare` without a branch where the node above allows it
+    /// (a node256 always does: its child is one load, null when absent).
+    #[inline(always)]
+    fn last_level_or_spare<K: Key, M: Memory>(
+        &self,
+        mem: &M,
+        key: K,
+        spare: NodePtr,
+    ) -> Option<(NodePtr, bool)> {
         let mut node = self.root;
         let mut shift = self.root_shift;
         if key.above(shift) {
-            return self.empty;
+            return None;
         }
-        if shift > 0 {
-            while shift > SPAN {
-                // SAFETY: nodes reachable from the root are live, and above
-                // the last level their slots are child references.
-                match unsafe { find_child(mem, node, key.chunk(shift)) } {
-                    Some(child) => node = child,
-                    None => return self.empty,
-                }
-                shift -= SPAN;
-            }
-            // SAFETY: as above.
-            node = unsafe { find_child_or(mem, node, key.chunk(SPAN), self.empty) };
+        if shift == 0 {
+            return Some((node, true));
         }
-        node
+        while shift > SPAN {
+            // SAFETY: nodes reachable from the root are live, and above
+            // the last level their slots are child references.
+            node = unsafe { find_child(mem, node, key.chunk(shift))? };
+            shift -= SPAN;
+        }
+        // SAFETY: as above.
+        unsafe {
+            dispatch!(node, K => {
+                let child = K::find_child::<M::Ref>(node.addr_as(K::KIND), key.chunk(SPAN));
+                Some((child.map_or(spare, |child| resolve(mem, child)), child.is_some()))
+            })
+        }
     }
 }
 
@@ -136,8 +177,10 @@ impl<C: Config> RawTree<C> {
     /// keys) share its walk. On trees of up to four levels (32-bit keys,
     /// or denser) and over 1 MiB, random lookups take a third to a half of
     /// the time of a `get` loop; ascending ones about half on any
-    /// uncompressed tree over 1 MiB. The module docs of `tree/batch.rs`
-    /// explain when each applies.
+    /// uncompressed tree over 1 MiB. On a smaller tree, random keys whose
+    /// paths often end just above the last level (a sparse set of
+    /// blocks) take about three quarters. The module docs of
+    /// `tree/batch.rs` explain when each applies.
     ///
     /// `key` extracts the key from an item, so that items can carry more
     /// than the key (the TID store looks up a block and tests an offset).
@@ -161,8 +204,10 @@ impl<C: Config> RawTree<C> {
         key: impl Fn(&T) -> C::Key,
         found: impl FnMut(&T, Option<&ValueOf<C>>),
     ) {
-        if !Self::BATCHES || self.mem.bytes_held() < BATCH_MIN_BYTES {
+        if !Self::BATCHES {
             self.get_each_alone(items, key, found);
+        } else if self.mem.bytes_held() < BATCH_MIN_BYTES {
+            self.get_each_small(items, key, found);
         } else if self.root_shift < PIPELINE_MAX_LEVELS * SPAN {
             self.get_each_pipelined(items, key, found);
         } else {
@@ -184,6 +229,76 @@ impl<C: Config> RawTree<C> {
     ) {
         for item in items {
             found(item, self.get(key(item)));
+        }
+    }
+
+    /// A small tree's batch: one lookup per item. The first [`SAMPLE`]
+    /// items show how often paths end just above the last level; where
+    /// often enough to make that branch unpredictable, the rest step into
+    /// the last level by a select
+    /// ([`get_each_selecting`](Self::get_each_selecting)), else each is a
+    /// [`get`](Self::get).
+    fn get_each_small<T>(
+        &self,
+        items: &[T],
+        key: impl Fn(&T) -> C::Key,
+        mut found: impl FnMut(&T, Option<&ValueOf<C>>),
+    ) {
+        let (sample, rest) = items.split_at(items.len().min(SAMPLE));
+        let descent = self.descent();
+        let mut spare = None;
+        let mut ended_above = 0;
+        for item in sample {
+            let key = key(item);
+            let value = match descent.last_level_or_spare(&self.mem, key, descent.empty) {
+                Some((node, true)) => {
+                    spare = Some(node);
+                    self.value_in(node, key)
+                }
+                Some((_, false)) => {
+                    ended_above += 1;
+                    None
+                }
+                None => None,
+            };
+            found(item, value);
+        }
+        match spare {
+            Some(spare) if ended_above >= SELECT_MIN_ENDED => {
+                self.get_each_selecting(&descent, spare, rest, key, found);
+            }
+            _ => self.get_each_alone(rest, key, found),
+        }
+    }
+
+    /// One lookup per item, whose step into the last level selects
+    /// rather than branches: where the path ends there, the search runs
+    /// in `spare`, a last-level node of the tree, and its answer is
+    /// dropped. A path that ends higher still branches.
+    fn get_each_selecting<T>(
+        &self,
+        descent: &Descent,
+        spare: NodePtr,
+        items: &[T],
+        key: impl Fn(&T) -> C::Key,
+        mut found: impl FnMut(&T, Option<&ValueOf<C>>),
+    ) {
+        for item in items {
+            let key = key(item);
+            let Some((node, present)) = descent.last_level_or_spare(&self.mem, key, spare) else {
+                found(item, None);
+                continue;
+            };
+            // SAFETY: `node` is `spare` or the last-level node on `key`'s
+            // path, both found by walks of this tree during the current
+            // borrow of `self`, so live last-level nodes.
+            let slot = unsafe { find_value_slot::<C>(node, key.chunk(0)) };
+            let slot = core::hint::select_unpredictable(present, slot, None);
+            // SAFETY: the slot is live while `self` is borrowed.
+            found(
+                item,
+                slot.map(|slot| unsafe { LayoutOf::<C>::get(slot, &self.mem) }),
+            );
         }
     }
 
@@ -298,24 +413,6 @@ impl<C: Config> RawTree<C> {
     }
 }
 
-/// The child of inner node `node` for `chunk`, or `absent`: as
-/// [`find_child`], with node256's absent child replaced by a select
-/// rather than a branch.
-///
-/// # Safety
-///
-/// `node` is a live inner node of a tree on `mem`.
-#[inline(always)]
-unsafe fn find_child_or<M: Memory>(mem: &M, node: NodePtr, chunk: u8, absent: NodePtr) -> NodePtr {
-    // SAFETY: forwarded contract.
-    unsafe {
-        dispatch!(node, K => {
-            K::find_child::<M::Ref>(node.addr_as(K::KIND), chunk)
-                .map_or(absent, |child| resolve(mem, child))
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use crate::RadixMap;
@@ -359,6 +456,28 @@ mod tests {
         );
         assert_eq!(sharing, expected);
         assert_eq!(pipelined, expected);
+        // The selecting mode, with the first last-level node the keys
+        // reach as its spare (whatever `get_each_small`'s sample decides).
+        let descent = map.descent();
+        let spare = keys.iter().find_map(|&k| {
+            match descent.last_level_or_spare(&map.mem, k, descent.empty) {
+                Some((node, true)) => Some(node),
+                _ => None,
+            }
+        });
+        if let Some(spare) = spare {
+            let mut selecting = Vec::new();
+            map.get_each_selecting(
+                &descent,
+                spare,
+                keys,
+                |&k| k,
+                |_, v| {
+                    selecting.push(v.copied());
+                },
+            );
+            assert_eq!(selecting, expected);
+        }
     }
 
     #[test]
@@ -402,7 +521,7 @@ mod tests {
     }
 
     #[test]
-    fn batches_shorter_and_longer_than_the_pipeline() {
+    fn batches_shorter_and_longer_than_the_pipeline_and_the_sample() {
         let map: RadixMap<u64, u64> = (0..100u64).map(|k| (k * 1000, k)).collect();
         for len in [
             1,
@@ -411,6 +530,10 @@ mod tests {
             super::DEPTH,
             super::DEPTH + 1,
             3 * super::DEPTH,
+            // Longer than a small tree's sample, which on these keys
+            // (three in four paths end above the last level) selects.
+            super::SAMPLE + 1,
+            20 * super::SAMPLE,
         ] {
             let keys: Vec<u64> = (0..len as u64).map(|i| (i * 7919) % 100_000).collect();
             check_every_mode(&map, &keys);
