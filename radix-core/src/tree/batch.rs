@@ -295,10 +295,8 @@ impl<C: Config> RawTree<C> {
             let slot = unsafe { find_value_slot::<C>(node, key.chunk(0)) };
             let slot = core::hint::select_unpredictable(present, slot, None);
             // SAFETY: the slot is live while `self` is borrowed.
-            found(
-                item,
-                slot.map(|slot| unsafe { LayoutOf::<C>::get(slot, &self.mem) }),
-            );
+            let value = slot.map(|slot| unsafe { LayoutOf::<C>::get(slot, &self.mem) });
+            found(item, value);
         }
     }
 
