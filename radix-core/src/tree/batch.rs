@@ -399,11 +399,10 @@ impl<C: Config> RawTree<C> {
     /// `key`'s value in its last-level node `node`.
     #[inline(always)]
     fn value_in(&self, node: NodePtr, key: C::Key) -> Option<&ValueOf<C>> {
-        // SAFETY: `node` is [`EMPTY_LAST_LEVEL`], a node256 with no
-        // entries whose every slot of at most a word (`Self::BATCHES`) is
-        // null, or was found by a walk of this tree during the current
-        // borrow of `self`, so it is still a live last-level node whose
-        // slots are the layout's.
+        // `node` is [`EMPTY_LAST_LEVEL`], a node256 with no entries whose
+        // every slot of at most a word (`Self::BATCHES`) is null, or a
+        // node a walk of this tree found during the current borrow.
+        // SAFETY: either way a live last-level node with the layout's slots.
         let slot = unsafe { find_value_slot::<C>(node, key.chunk(0)) }?;
         // SAFETY: the slot is live while `self` is borrowed (the empty
         // node has none to return).
