@@ -53,6 +53,11 @@ pub trait Key: Copy + Ord + Eq + core::hash::Hash + Debug + sealed::Sealed + 'st
     fn clear_below(self, shift: u32) -> Self;
     /// The key one larger, or `None` for [`Key::MAX`].
     fn checked_next(self) -> Option<Self>;
+    /// The largest key a root at `shift` holds: every bit below
+    /// `shift + 8` set. `key > Self::largest_under(shift)` is
+    /// [`key.above(shift)`](Key::above) as one compare, for loops that
+    /// test many keys against one root.
+    fn largest_under(shift: u32) -> Self;
 
     /// The *prefix word* of a path-compressed node at `shift` on this
     /// key's path: the key's bits above the node's chunk, with `shift` in
@@ -108,6 +113,11 @@ macro_rules! impl_key {
             fn clear_below(self, shift: u32) -> Self {
                 let top = shift + SPAN;
                 if top >= <$t>::BITS { 0 } else { (self >> top) << top }
+            }
+
+            #[inline(always)]
+            fn largest_under(shift: u32) -> Self {
+                <$t>::MAX >> (<$t>::BITS - SPAN).saturating_sub(shift)
             }
 
             #[inline(always)]
@@ -175,6 +185,23 @@ mod tests {
         }
         assert!(u128::MAX.above(112) && !u128::MAX.above(120));
         assert!(!u8::MAX.above(0));
+    }
+
+    #[test]
+    fn largest_under_bounds_above() {
+        for k in [0u64, 1, 255, 256, 65_535, 65_536, 1 << 40, u64::MAX] {
+            for shift in (0..64).step_by(8) {
+                assert_eq!(
+                    k > u64::largest_under(shift),
+                    k.above(shift),
+                    "{k:#x} at {shift}"
+                );
+            }
+        }
+        assert_eq!(u128::largest_under(120), u128::MAX);
+        assert_eq!(u128::largest_under(0), 0xFF);
+        assert_eq!(u8::largest_under(0), u8::MAX);
+        assert_eq!(u32::largest_under(16), 0xFF_FFFF);
     }
 
     #[test]

@@ -204,6 +204,34 @@ pub(crate) unsafe fn find_child<M: Memory>(mem: &M, node: NodePtr, chunk: u8) ->
     }
 }
 
+/// The last-level node on `key`'s path from `node`, if the path gets
+/// there.
+///
+/// # Safety
+///
+/// `node` is a live node at `shift` of an uncompressed tree on `mem`
+/// whose chunks above `shift` agree with `key`'s.
+#[inline(always)]
+pub(crate) unsafe fn descend_to_last_level<K: Key, M: Memory>(
+    mem: &M,
+    mut node: NodePtr,
+    mut shift: u32,
+    key: K,
+) -> Option<NodePtr> {
+    if shift > 0 {
+        while shift > SPAN {
+            // SAFETY: caller's contract: nodes reachable from `node` are
+            // live, and above the last level their slots are child
+            // references.
+            node = unsafe { find_child(mem, node, key.chunk(shift))? };
+            shift -= SPAN;
+        }
+        // SAFETY: as above.
+        node = unsafe { find_child(mem, node, key.chunk(SPAN))? };
+    }
+    Some(node)
+}
+
 /// The value slot for `chunk` in last-level node `node`, with a single
 /// kind dispatch: a node16 first prefetches its slot lines (the levels
 /// above are few and stay cached, so only here do the prefetches pay), and
@@ -219,10 +247,28 @@ pub(crate) unsafe fn find_value_slot<C: Config>(
     chunk: u8,
 ) -> Option<NonNull<SlotOf<C>>> {
     // SAFETY: forwarded contract.
+    unsafe { search_value_slot::<C, true>(node, chunk) }
+}
+
+/// [`find_value_slot`], with the node16's slot prefetches where
+/// `PREFETCH_SLOTS` (a caller whose node line is already cached prefetches
+/// the one slot found instead).
+///
+/// # Safety
+///
+/// As for [`find_value_slot`].
+#[inline(always)]
+pub(crate) unsafe fn search_value_slot<C: Config, const PREFETCH_SLOTS: bool>(
+    node: NodePtr,
+    chunk: u8,
+) -> Option<NonNull<SlotOf<C>>> {
+    // SAFETY: forwarded contract.
     unsafe {
         dispatch!(node, K => {
             let addr = node.addr_as(K::KIND);
-            K::prefetch_slots::<SlotOf<C>>(addr);
+            if PREFETCH_SLOTS {
+                K::prefetch_slots::<SlotOf<C>>(addr);
+            }
             if LayoutOf::<C>::NONNULL_SLOT {
                 K::find_nonnull::<SlotOf<C>>(addr, chunk)
             } else {
@@ -641,22 +687,13 @@ impl<C: Config> RawTree<C> {
     /// The last-level node on `key`'s path, if the path gets there.
     #[inline(always)]
     pub(crate) fn last_level(&self, key: C::Key) -> Option<NodePtr> {
-        let mut node = follow::<C>(&self.mem, self.root?);
-        let mut shift = self.root_shift;
-        if key.above(shift) {
+        let node = follow::<C>(&self.mem, self.root?);
+        if key.above(self.root_shift) {
             return None;
         }
-        if shift > 0 {
-            while shift > SPAN {
-                // SAFETY: nodes reachable from the root are live, and above
-                // the last level their slots are child references.
-                node = unsafe { find_child(&self.mem, node, key.chunk(shift))? };
-                shift -= SPAN;
-            }
-            // SAFETY: as above.
-            node = unsafe { find_child(&self.mem, node, key.chunk(SPAN))? };
-        }
-        Some(node)
+        // SAFETY: `node` is the root, at the root's shift, and `key` is
+        // not above it.
+        unsafe { descend_to_last_level(&self.mem, node, self.root_shift, key) }
     }
 
     /// The value for `key`.

@@ -301,14 +301,18 @@ pub(crate) trait NodeKind {
         let _ = node;
     }
 
-    /// Starts loading the lines a coming lookup of `chunk` in `node` reads
-    /// first: the header line, and the slot lines where the kind prefetches
-    /// them. Only a hint, like [`prefetch_slots`](Self::prefetch_slots).
+    /// Starts loading the line a coming lookup of `chunk` in `node` reads
+    /// first, the one its slot's address depends on: the header line
+    /// (count and chunks) unless the kind says otherwise. Only a hint,
+    /// like [`prefetch_slots`](Self::prefetch_slots), whose slot lines it
+    /// leaves alone: a batch that prefetches a few lookups ahead has
+    /// each lookup's one slot line to wait for, and asking for the four
+    /// it might be in costs more in memory traffic than the wait
+    /// (`benches/RESULTS.md`, "One line ahead").
     #[inline(always)]
     fn prefetch_lookup<S>(node: NonNull<u8>, chunk: u8) {
         let _ = chunk;
         crate::simd::prefetch(node.as_ptr().cast_const());
-        Self::prefetch_slots::<S>(node);
     }
 
     /// The slot for `chunk`, if present, in a node whose slots are

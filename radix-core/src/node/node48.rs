@@ -68,6 +68,18 @@ impl NodeKind for Node48 {
         }
     }
 
+    /// The map line that holds `chunk`'s slot index, which is all a
+    /// lookup reads before its slot: the header line, the default, holds
+    /// only the first 48 chunks' indexes.
+    #[inline(always)]
+    fn prefetch_lookup<S>(node: NonNull<u8>, chunk: u8) {
+        crate::simd::prefetch(
+            node.as_ptr()
+                .cast_const()
+                .wrapping_add(MAP_AT + chunk as usize),
+        );
+    }
+
     #[inline]
     unsafe fn insert<S>(node: NonNull<u8>, chunk: u8, value: S) {
         // SAFETY: caller's contract: the node has a free slot below its

@@ -9,10 +9,15 @@
 //!
 //! - **Pipelining.** The batch walks each key down to its last-level node
 //!   [`DEPTH`] items ahead of finishing it, and prefetches the line the
-//!   search there will read first (the slot itself in a node256, the header
-//!   and slot lines in the sorted kinds). By the time the key's turn
-//!   comes, its line is in flight or has arrived, and [`DEPTH`] misses are
-//!   outstanding at once instead of the few the window holds.
+//!   search there will read first (the slot itself in a node256, the map
+//!   line in a node48, the header line with the chunks in the sorted
+//!   kinds). By the time the key's turn comes, its line is in flight or
+//!   has arrived, and [`DEPTH`] misses are outstanding at once instead of
+//!   the few the window holds. A sorted node's slot line, known only once
+//!   the chunks are searched, is then one more miss, which the reorder
+//!   window overlaps with the next lookups; prefetching all four lines it
+//!   might be in, as a lone lookup does, took longer (the memory traffic
+//!   of five lines a key, against two).
 //! - **Sharing the walk.** Keys that differ only in their last byte end at
 //!   the same last-level node. The batch remembers the last walk's key
 //!   prefix and node, and a key with the same prefix skips the walk: keys
@@ -50,7 +55,10 @@
 use core::mem::size_of;
 use core::ptr::NonNull;
 
-use super::{find_child, find_value_slot, follow, resolve, LayoutOf, RawTree, SlotOf, ValueOf};
+use super::{
+    descend_to_last_level, find_child, find_value_slot, follow, resolve, search_value_slot,
+    LayoutOf, RawTree, SlotOf, ValueOf,
+};
 use crate::config::Config;
 use crate::key::{Key, SPAN};
 use crate::mem::Memory;
@@ -104,22 +112,36 @@ static EMPTY_LAST_LEVEL: EmptyNode = EmptyNode([0; EMPTY_WORDS]);
 
 /// Where a batch's walks start, read once per batch: the tree does not
 /// change while the batch borrows it.
-struct Descent {
+struct Descent<K> {
     /// The root, or [`EMPTY_LAST_LEVEL`] for an empty tree (whose height
     /// is then taken as one level).
     root: NodePtr,
     root_shift: u32,
+    /// The largest key under the root: a larger one is absent.
+    largest: K,
     empty: NodePtr,
 }
 
-impl Descent {
+impl<K: Key> Descent<K> {
     /// The last-level node on `key`'s path, or [`EMPTY_LAST_LEVEL`] where
     /// the path ends above the last level. The step into the last level
     /// selects without a branch where the node above is a node256.
     #[inline(always)]
-    fn last_level_or_empty<K: Key, M: Memory>(&self, mem: &M, key: K) -> NodePtr {
+    fn last_level_or_empty<M: Memory>(&self, mem: &M, key: K) -> NodePtr {
         self.last_level_or_spare(mem, key, self.empty)
             .map_or(self.empty, |(node, _)| node)
+    }
+
+    /// The last-level node on `key`'s path, if the path gets there: the
+    /// walk of [`RawTree::get`], from the batch's root.
+    #[inline(always)]
+    fn last_level<M: Memory>(&self, mem: &M, key: K) -> Option<NodePtr> {
+        if key > self.largest {
+            return None;
+        }
+        // SAFETY: the root (or the empty node256 for an empty tree, taken
+        // as one level) at its shift, which `key` is not above.
+        unsafe { descend_to_last_level(mem, self.root, self.root_shift, key) }
     }
 
     /// The last-level node on `key`'s path and `true`, or `spare` and
@@ -128,17 +150,17 @@ impl Descent {
     /// child and `spare` without a branch where the node above allows it
     /// (a node256 always does: its child is one load, null when absent).
     #[inline(always)]
-    fn last_level_or_spare<K: Key, M: Memory>(
+    fn last_level_or_spare<M: Memory>(
         &self,
         mem: &M,
         key: K,
         spare: NodePtr,
     ) -> Option<(NodePtr, bool)> {
         let mut node = self.root;
-        let mut shift = self.root_shift;
-        if key.above(shift) {
+        if key > self.largest {
             return None;
         }
+        let mut shift = self.root_shift;
         if shift == 0 {
             return Some((node, true));
         }
@@ -232,6 +254,24 @@ impl<C: Config> RawTree<C> {
         }
     }
 
+    /// One lookup per item, as [`get`](Self::get) but from `descent`,
+    /// which has read the root and worked out the largest key under it
+    /// once for the batch.
+    #[inline(always)]
+    fn get_each_descending<T>(
+        &self,
+        descent: &Descent<C::Key>,
+        items: &[T],
+        key: impl Fn(&T) -> C::Key,
+        mut found: impl FnMut(&T, Option<&ValueOf<C>>),
+    ) {
+        for item in items {
+            let key = key(item);
+            let node = descent.last_level(&self.mem, key);
+            found(item, node.and_then(|node| self.value_in::<true>(node, key)));
+        }
+    }
+
     /// A small tree's batch: one lookup per item. The first [`SAMPLE`]
     /// items show how often paths end just above the last level; where
     /// often enough to make that branch unpredictable, the rest step into
@@ -253,7 +293,7 @@ impl<C: Config> RawTree<C> {
             let value = match descent.last_level_or_spare(&self.mem, key, descent.empty) {
                 Some((node, true)) => {
                     spare = Some(node);
-                    self.value_in(node, key)
+                    self.value_in::<true>(node, key)
                 }
                 Some((_, false)) => {
                     ended_above += 1;
@@ -267,7 +307,7 @@ impl<C: Config> RawTree<C> {
             Some(spare) if ended_above >= SELECT_MIN_ENDED => {
                 self.get_each_selecting(&descent, spare, rest, key, found);
             }
-            _ => self.get_each_alone(rest, key, found),
+            _ => self.get_each_descending(&descent, rest, key, found),
         }
     }
 
@@ -277,7 +317,7 @@ impl<C: Config> RawTree<C> {
     /// dropped. A path that ends higher still branches.
     fn get_each_selecting<T>(
         &self,
-        descent: &Descent,
+        descent: &Descent<C::Key>,
         spare: NodePtr,
         items: &[T],
         key: impl Fn(&T) -> C::Key,
@@ -318,14 +358,14 @@ impl<C: Config> RawTree<C> {
                 .filter(|pair| key(&pair[0]).clear_below(0) == key(&pair[1]).clear_below(0))
                 .count();
             if shared < run.len() / 4 {
-                self.get_each_alone(run, &key, &mut found);
+                self.get_each_descending(&descent, run, &key, &mut found);
                 continue;
             }
             let mut finger = self.finger::<false>(&descent, key(&run[0]));
             for item in run {
                 let key = key(item);
                 let node = self.walk::<false>(&descent, &mut finger, key);
-                found(item, self.value_in(node, key));
+                found(item, self.value_in::<true>(node, key));
             }
         }
     }
@@ -352,13 +392,17 @@ impl<C: Config> RawTree<C> {
             if let Some(next) = items.get(i + DEPTH) {
                 ahead[i % DEPTH] = self.walk::<true>(&descent, &mut finger, key(next));
             }
-            found(item, self.value_in(node, key(item)));
+            found(item, self.value_in::<false>(node, key(item)));
         }
     }
 
     /// A finger holding `key`'s walk.
     #[inline(always)]
-    fn finger<const PREFETCH: bool>(&self, descent: &Descent, key: C::Key) -> Finger<C::Key> {
+    fn finger<const PREFETCH: bool>(
+        &self,
+        descent: &Descent<C::Key>,
+        key: C::Key,
+    ) -> Finger<C::Key> {
         let node = descent.last_level_or_empty(&self.mem, key);
         if PREFETCH {
             dispatch!(node, K => {
@@ -376,7 +420,7 @@ impl<C: Config> RawTree<C> {
     #[inline(always)]
     fn walk<const PREFETCH: bool>(
         &self,
-        descent: &Descent,
+        descent: &Descent<C::Key>,
         finger: &mut Finger<C::Key>,
         key: C::Key,
     ) -> NodePtr {
@@ -387,23 +431,31 @@ impl<C: Config> RawTree<C> {
     }
 
     /// What every walk of a batch starts from.
-    fn descent(&self) -> Descent {
+    fn descent(&self) -> Descent<C::Key> {
         let empty = NodePtr::new(NonNull::from(&EMPTY_LAST_LEVEL).cast(), Kind::N256);
+        let root_shift = self.root.map_or(0, |_| self.root_shift);
         Descent {
             root: self.root.map_or(empty, |root| follow::<C>(&self.mem, root)),
-            root_shift: self.root.map_or(0, |_| self.root_shift),
+            root_shift,
+            largest: C::Key::largest_under(root_shift),
             empty,
         }
     }
 
-    /// `key`'s value in its last-level node `node`.
+    /// `key`'s value in its last-level node `node`; a node16 prefetches
+    /// its slot lines while it searches where `PREFETCH_SLOTS` (a
+    /// pipelined walk has already asked for them).
     #[inline(always)]
-    fn value_in(&self, node: NodePtr, key: C::Key) -> Option<&ValueOf<C>> {
+    fn value_in<const PREFETCH_SLOTS: bool>(
+        &self,
+        node: NodePtr,
+        key: C::Key,
+    ) -> Option<&ValueOf<C>> {
         // `node` is [`EMPTY_LAST_LEVEL`], a node256 with no entries whose
         // every slot of at most a word (`Self::BATCHES`) is null, or a
         // node a walk of this tree found during the current borrow.
         // SAFETY: either way a live last-level node with the layout's slots.
-        let slot = unsafe { find_value_slot::<C>(node, key.chunk(0)) }?;
+        let slot = unsafe { search_value_slot::<C, PREFETCH_SLOTS>(node, key.chunk(0)) }?;
         // SAFETY: the slot is live while `self` is borrowed (the empty
         // node has none to return).
         Some(unsafe { LayoutOf::<C>::get(slot, &self.mem) })
