@@ -188,6 +188,23 @@ pub(crate) fn prefetch_slots<K: ChunkSearch, S>(node: NonNull<u8>) {
     }
 }
 
+/// The chunks of `node` as a set of 256 bits.
+///
+/// # Safety
+///
+/// `node` is a live sorted node of kind `K`.
+#[inline]
+pub(crate) unsafe fn chunk_set<K: ChunkSearch>(node: NonNull<u8>) -> [u64; 4] {
+    let mut set = [0u64; 4];
+    // SAFETY: caller's contract: the first `count` chunks are initialised.
+    for i in 0..unsafe { count(node) } {
+        // SAFETY: as above; `i < count <= K::CHUNKS`.
+        let chunk = unsafe { chunks(node).add(i).read() };
+        set[usize::from(chunk / 64)] |= 1 << (chunk % 64);
+    }
+    set
+}
+
 /// Whether `chunk` is above the node's last chunk.
 ///
 /// # Safety
