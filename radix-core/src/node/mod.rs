@@ -207,14 +207,16 @@ pub(crate) unsafe fn count(node: NonNull<u8>) -> usize {
 /// `node` must point to a live node.
 #[inline]
 pub(crate) unsafe fn sorted_chunk_set(node: NodePtr) -> Option<[u64; 4]> {
-    // SAFETY: caller's contract; each arm has the node's own kind.
-    unsafe {
-        match node.kind() {
-            Kind::N4 => Some(sorted::chunk_set::<Node4>(node.addr_as(Kind::N4))),
-            Kind::N16 => Some(sorted::chunk_set::<Node16>(node.addr_as(Kind::N16))),
-            Kind::N48 | Kind::N256 => None,
-        }
+    // SAFETY: caller's contract: a live node of the pointer's kind.
+    let (chunks, count) = unsafe { dispatch!(node, K => K::sorted_chunks(node.addr_as(K::KIND))) }?;
+    let mut set = [0u64; 4];
+    for i in 0..count {
+        // SAFETY: `sorted_chunks` gives the node's `count` initialised
+        // chunks.
+        let chunk = unsafe { chunks.add(i).read() };
+        set[usize::from(chunk / 64)] |= 1 << (chunk % 64);
     }
+    Some(set)
 }
 
 /// Size class index of `node`.
@@ -320,19 +322,12 @@ pub(crate) trait NodeKind {
         let _ = node;
     }
 
-    /// Starts loading the line a coming lookup of `chunk` in `node` reads
-    /// first, the one its slot's address depends on: the header line
-    /// (count and chunks) unless the kind says otherwise. Only a hint,
-    /// like [`prefetch_slots`](Self::prefetch_slots), whose slot lines it
-    /// leaves alone: a batch that prefetches a few lookups ahead has
-    /// each lookup's one slot line to wait for, and asking for the four
-    /// it might be in costs more in memory traffic than the wait
-    /// (`benches/RESULTS.md`, "One line ahead").
-    #[inline(always)]
-    fn prefetch_lookup<S>(node: NonNull<u8>, chunk: u8) {
-        let _ = chunk;
-        crate::simd::prefetch(node.as_ptr().cast_const());
-    }
+    /// Starts loading the lines a coming lookup of `chunk` in `node` will
+    /// read, a few lookups ahead of it (a batch's walk): the line its
+    /// slot's address depends on, and the slot lines where they are few
+    /// enough to ask for. Only a hint, like
+    /// [`prefetch_slots`](Self::prefetch_slots).
+    fn prefetch_lookup<S>(node: NonNull<u8>, chunk: u8);
 
     /// The slot for `chunk`, if present, in a node whose slots are
     /// pointer-sized words that node256 keeps null when absent (inner

@@ -69,8 +69,8 @@ impl NodeKind for Node48 {
     }
 
     /// The map line that holds `chunk`'s slot index, which is all a
-    /// lookup reads before its slot: the header line, the default, holds
-    /// only the first 48 chunks' indexes.
+    /// lookup reads before its slot (the header line holds only the
+    /// first 48 chunks' indexes).
     #[inline(always)]
     fn prefetch_lookup<S>(node: NonNull<u8>, chunk: u8) {
         crate::simd::prefetch(

@@ -188,21 +188,28 @@ pub(crate) fn prefetch_slots<K: ChunkSearch, S>(node: NonNull<u8>) {
     }
 }
 
-/// The chunks of `node` as a set of 256 bits.
-///
-/// # Safety
-///
-/// `node` is a live sorted node of kind `K`.
-#[inline]
-pub(crate) unsafe fn chunk_set<K: ChunkSearch>(node: NonNull<u8>) -> [u64; 4] {
-    let mut set = [0u64; 4];
-    // SAFETY: caller's contract: the first `count` chunks are initialised.
-    for i in 0..unsafe { count(node) } {
-        // SAFETY: as above; `i < count <= K::CHUNKS`.
-        let chunk = unsafe { chunks(node).add(i).read() };
-        set[usize::from(chunk / 64)] |= 1 << (chunk % 64);
+/// How many of a sorted node's lines a batch's walk prefetches, from the
+/// header line with the chunks on: three hold the first 19 slots, all of
+/// a node16 of the smallest class (16 entries). A node16 of the larger
+/// class (32) spans five; asking for all five on every walk cost more in
+/// memory traffic than the later miss on a slot past the third line
+/// (random keys over half-full node16s, RT-2 `random_block`: 0.88x the
+/// time with three; full ones, RT-2: 0.94x), and asking for the header
+/// line alone left that miss to most lookups of full nodes (RT-2: 1.8x).
+const WALK_LINES: usize = 3;
+
+/// [`NodeKind::prefetch_lookup`](super::NodeKind::prefetch_lookup) for
+/// the sorted kinds: the header line, and where the kind prefetches its
+/// slots, the next lines up to [`WALK_LINES`].
+#[inline(always)]
+pub(crate) fn prefetch_lookup<K: ChunkSearch, S>(node: NonNull<u8>) {
+    simd::prefetch(node.as_ptr().cast_const());
+    if K::PREFETCH_SLOTS {
+        let end = slots_offset::<S>(index_end::<K>()) + K::CHUNKS * size_of::<S>();
+        for line in 1..end.div_ceil(64).min(WALK_LINES) {
+            simd::prefetch(node.as_ptr().cast_const().wrapping_add(64 * line));
+        }
     }
-    set
 }
 
 /// Whether `chunk` is above the node's last chunk.
@@ -409,6 +416,11 @@ macro_rules! sorted_node_kind {
             #[inline(always)]
             fn prefetch_slots<S>(node: NonNull<u8>) {
                 $crate::node::sorted::prefetch_slots::<$ty, S>(node)
+            }
+            #[inline(always)]
+            fn prefetch_lookup<S>(node: NonNull<u8>, chunk: u8) {
+                let _ = chunk;
+                $crate::node::sorted::prefetch_lookup::<$ty, S>(node)
             }
             #[inline(always)]
             unsafe fn follows_last(node: NonNull<u8>, chunk: u8) -> bool {

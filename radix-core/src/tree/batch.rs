@@ -8,16 +8,13 @@
 //! each. A batch knows its next keys, so it can do better in two ways.
 //!
 //! - **Pipelining.** The batch walks each key down to its last-level node
-//!   [`DEPTH`] items ahead of finishing it, and prefetches the line the
-//!   search there will read first (the slot itself in a node256, the map
-//!   line in a node48, the header line with the chunks in the sorted
-//!   kinds). By the time the key's turn comes, its line is in flight or
-//!   has arrived, and [`DEPTH`] misses are outstanding at once instead of
-//!   the few the window holds. A sorted node's slot line, known only once
-//!   the chunks are searched, is then one more miss, which the reorder
-//!   window overlaps with the next lookups; prefetching all four lines it
-//!   might be in, as a lone lookup does, took longer (the memory traffic
-//!   of five lines a key, against two).
+//!   [`DEPTH`] items ahead of finishing it, and prefetches what the
+//!   search there will read: the slot itself in a node256, the chunk's
+//!   map line in a node48, the header line with the chunks and the next
+//!   two in the sorted kinds (see `node::sorted`'s `WALK_LINES` for why
+//!   not all five of a large node16). By the time the key's turn comes,
+//!   its lines are in flight or have arrived, and [`DEPTH`] keys' misses
+//!   are outstanding at once instead of the few the window holds.
 //! - **Sharing the walk.** Keys that differ only in their last byte end at
 //!   the same last-level node. The batch remembers the last walk's key
 //!   prefix and node, and a key with the same prefix skips the walk: keys
@@ -284,6 +281,12 @@ impl<C: Config> RawTree<C> {
         }
     }
 
+    // Each mode's loop over a batch is a function of its own
+    // (`#[inline(never)]`, one call a batch): inlined into `get_each`,
+    // their code moved with unrelated changes, and one build's TS-S
+    // shape took 1.19x the time in the same selecting loop, with the same
+    // instructions and branches (callgrind).
+
     /// Whether this configuration can batch at all: uncompressed, with
     /// slots of at most a word (what [`EMPTY_LAST_LEVEL`] holds).
     const BATCHES: bool = C::COMPRESSION.is_none() && size_of::<SlotOf<C>>() <= 8;
@@ -378,6 +381,7 @@ impl<C: Config> RawTree<C> {
     }
 
     /// One lookup per item, each first tested against the root's chunks.
+    #[inline(never)]
     fn get_each_filtered<T>(
         &self,
         descent: &Descent<C::Key>,
@@ -403,6 +407,7 @@ impl<C: Config> RawTree<C> {
     /// rather than branches: where the path ends there, the search runs
     /// in `spare`, a last-level node of the tree, and its answer is
     /// dropped. A path that ends higher still branches.
+    #[inline(never)]
     fn get_each_selecting<T>(
         &self,
         descent: &Descent<C::Key>,
@@ -460,6 +465,7 @@ impl<C: Config> RawTree<C> {
 
     /// As [`get_each_sharing`](Self::get_each_sharing), with each walk
     /// (and its prefetch) [`DEPTH`] items ahead of its search.
+    #[inline(never)]
     pub(super) fn get_each_pipelined<T>(
         &self,
         items: &[T],
