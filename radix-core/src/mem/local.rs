@@ -2,7 +2,9 @@
 //! the global allocator or in bump arenas.
 //!
 //! [`memory_usage`](crate::RawTree::memory_usage) counts whole slab blocks,
-//! which is what the process really holds, plus leaf bytes.
+//! which is what the process really holds, plus leaf bytes. Full blocks
+//! are allocated a run (an extent) at a time and counted as they are
+//! handed out; [`LocalMemory::bytes_reserved`] gives the rest.
 //!
 //! Leaves come from the global allocator and are counted by their size, or,
 //! in *insert-only* mode ([`LocalMemory::insert_only`]), from bump arenas
@@ -130,6 +132,41 @@ impl LocalMemory {
     /// Whether leaves come from bump arenas.
     pub fn is_insert_only(&self) -> bool {
         self.arenas.is_some()
+    }
+
+    /// Bytes allocated for slab blocks not handed out yet, beyond
+    /// [`memory_usage`](crate::RawTree::memory_usage).
+    ///
+    /// Full blocks are allocated a run at a time (an *extent* of about
+    /// 256 KiB per node pool), so that they sit together rather than each
+    /// behind a gap its alignment costs, and are handed out one by one.
+    /// The blocks not handed out yet have never been written: the process
+    /// has not faulted their pages in, so they are address space, not
+    /// memory, and `memory_usage` leaves them out. This is at most one
+    /// extent per pool.
+    ///
+    /// ```
+    /// use radix_core::{Config, RawTree, SizeClasses};
+    /// use radix_core::{mem::LocalMemory, value::Auto};
+    ///
+    /// enum Ids {}
+    /// impl Config for Ids {
+    ///     type Key = u64;
+    ///     type Layout = Auto<u64>;
+    ///     type Memory = LocalMemory;
+    ///     const SIZE_CLASSES: SizeClasses = SizeClasses::new(&[4, 16, 48, 256]);
+    ///     const DELETE: bool = true;
+    /// }
+    ///
+    /// let mut t = RawTree::<Ids>::new();
+    /// for k in 0..100_000u64 {
+    ///     t.insert(k * 3, k);
+    /// }
+    /// let pools = RawTree::<Ids>::pool_specs().len();
+    /// assert!(t.memory().bytes_reserved() <= pools * (256 << 10));
+    /// ```
+    pub fn bytes_reserved(&self) -> usize {
+        self.slabs.iter().map(Slab::bytes_reserved).sum()
     }
 
     /// Size of the full blocks of `pool` (its first few blocks are

@@ -163,7 +163,9 @@ pub unsafe trait Memory {
     fn releases_leaves(&self) -> bool;
 
     /// Bytes obtained from the underlying allocator and still held: whole
-    /// slab blocks or area segments, not the sum of live node sizes.
+    /// slab blocks or area segments, not the sum of live node sizes. Blocks
+    /// allocated ahead and never handed out (see
+    /// [`LocalMemory::bytes_reserved`]) are not counted.
     fn bytes_held(&self) -> usize;
 
     /// Live nodes in `pool`, for statistics and invariant checks.

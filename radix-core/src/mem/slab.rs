@@ -11,18 +11,37 @@
 //! blocks, and a store of 2,000 dead TIDs cost it 0.25 MB. Once the ramp is
 //! used up every new block is full size. Ramp blocks stay until the slab is
 //! released, which bounds what an emptied tree keeps to less than one full
-//! block, as the spare below does.
+//! block.
 //!
 //! Each block is aligned to its own size, and a small header at the start of
 //! the block keeps that block's free list and live count. The block a node
 //! belongs to is found by comparing the node's address with the (at most
-//! six) ramp blocks, and otherwise by masking it with the full block size. Blocks with room
-//! are chained in a *partial* list; allocation takes from its head, and a
-//! freed node goes back to its own block. When a block's last node is freed
-//! the block is returned to the system, except for one empty block kept as a
-//! spare so that a tree hovering at a block boundary does not allocate and
-//! free a block on every operation. Memory usage therefore follows the live
-//! nodes, rounded up to whole blocks.
+//! six) ramp blocks, and otherwise by masking it with the full block size.
+//! Blocks with room are chained in a *partial* list; allocation takes from
+//! its head, and a freed node goes back to its own block.
+//!
+//! Full blocks are carved from *extents* of about 256 KiB (at least one
+//! block), each one allocation aligned to the block size. Asking the
+//! system allocator for each block on its own, aligned to its size, costs
+//! a gap of one block between blocks (glibc's `posix_memalign` takes
+//! `size + align` and gives the rest back as a free chunk whose header it
+//! writes): a tree of 8 KiB blocks then touched three pages for every two
+//! it used, and first-touch page faults were a third of RT-2's
+//! `random_block` load. An extent is touched only as its blocks are
+//! carved, so [`bytes`](Slab::bytes) counts carved blocks: the pages the
+//! process has written.
+//!
+//! A block whose last node is freed cannot go back to the system alone,
+//! being part of its extent. The first is kept as a *spare*, so that a
+//! tree hovering at a block boundary does not fault a block in and give it
+//! back on every operation; beyond the spare, an empty block's pages are
+//! given back to the kernel (`madvise(MADV_DONTNEED)`, on Linux) and it
+//! waits, unwritten, to be reused before a block is carved. An extent
+//! whose carved blocks are all empty goes back to the system, except one
+//! kept idle. Memory usage therefore follows the live nodes, rounded up to
+//! whole blocks, plus the spare, as when each block was its own
+//! allocation. (Where pages cannot be given back, as under Miri, empty
+//! blocks stay counted.)
 
 use core::alloc::Layout;
 use core::ptr::NonNull;
@@ -30,12 +49,18 @@ use std::alloc::{alloc, dealloc, handle_alloc_error};
 
 use super::PoolSpec;
 
+/// Whether an empty block's pages can be given back while its extent
+/// stays.
+const DECOMMITS: bool = cfg!(all(target_os = "linux", not(miri)));
+
 /// Nodes per block, at least.
 const MIN_NODES_PER_BLOCK: usize = 32;
 /// Smallest full block.
 const MIN_BLOCK_BYTES: usize = 8 * 1024;
 /// Most ramp blocks a slab starts with.
 const MAX_RAMP: usize = 6;
+/// Bytes of full blocks allocated at once (at least one block).
+const EXTENT_BYTES: usize = 256 * 1024;
 
 /// The start of every block.
 struct BlockHeader {
@@ -50,7 +75,28 @@ struct BlockHeader {
     untouched: usize,
     /// Nodes the block holds.
     capacity: usize,
-    /// Position in `Slab::blocks` (full blocks only).
+    /// The extent the block was carved from; `None` for ramp blocks.
+    extent: Option<NonNull<Extent>>,
+}
+
+/// A carved full block with no live node. Its header may have been given
+/// back to the kernel with its pages, so its extent is kept here.
+#[derive(Clone, Copy)]
+struct EmptyBlock {
+    block: NonNull<BlockHeader>,
+    extent: NonNull<Extent>,
+}
+
+/// Full blocks allocated together; see the module documentation.
+struct Extent {
+    /// Start of the allocation; its blocks are carved from it in order.
+    base: NonNull<u8>,
+    /// Blocks carved so far.
+    carved: usize,
+    /// Carved blocks holding live nodes (the rest are the spare or in
+    /// `Slab::empty`).
+    in_use: usize,
+    /// Position in `Slab::extents`.
     index: usize,
 }
 
@@ -59,6 +105,9 @@ pub(crate) struct Slab {
     node: Layout,
     /// A full block.
     block: Layout,
+    /// An extent: `blocks_per_extent` full blocks, aligned to one.
+    extent: Layout,
+    blocks_per_extent: usize,
     /// Offset of the first node, past the header.
     first_node: usize,
     /// Nodes in a full block.
@@ -68,12 +117,21 @@ pub(crate) struct Slab {
     ramp_len: usize,
     /// The ramp blocks allocated so far, in order.
     ramp: [Option<NonNull<BlockHeader>>; MAX_RAMP],
-    /// Every full block in use.
-    blocks: Vec<NonNull<BlockHeader>>,
+    /// Every extent, each boxed so that its blocks can point at it.
+    extents: Vec<NonNull<Extent>>,
+    /// The newest extent, while it has blocks never carved.
+    carving: Option<NonNull<Extent>>,
+    /// An extent whose carved blocks are all empty, kept for reuse.
+    idle: Option<NonNull<Extent>>,
+    /// An empty full block kept resident, reused first.
+    spare: Option<EmptyBlock>,
+    /// Further empty full blocks, their pages given back where the
+    /// platform allows ([`DECOMMITS`]), reused next.
+    empty: Vec<EmptyBlock>,
+    /// Full blocks holding live nodes.
+    blocks_in_use: usize,
     /// Head of the list of blocks with room.
     partial: Option<NonNull<BlockHeader>>,
-    /// An empty block kept for reuse.
-    spare: Option<NonNull<u8>>,
     live: usize,
 }
 
@@ -95,6 +153,9 @@ impl Slab {
         let size = wanted.min(cap).max(smallest);
         // Aligned to its size, so a node's block is its address rounded down.
         let block = Layout::from_size_align(size, size).expect("block layout");
+        let blocks_per_extent = (EXTENT_BYTES / size).max(1);
+        let extent =
+            Layout::from_size_align(size * blocks_per_extent, size).expect("extent layout");
         let mut ramp_len = 0;
         while ramp_len < MAX_RAMP && size >> (ramp_len + 1) >= smallest {
             ramp_len += 1;
@@ -102,13 +163,19 @@ impl Slab {
         Self {
             node,
             block,
+            extent,
+            blocks_per_extent,
             first_node,
             per_block: (size - first_node) / node.size(),
             ramp_len,
             ramp: [None; MAX_RAMP],
-            blocks: Vec::new(),
-            partial: None,
+            extents: Vec::new(),
+            carving: None,
+            idle: None,
             spare: None,
+            empty: Vec::new(),
+            blocks_in_use: 0,
+            partial: None,
             live: 0,
         }
     }
@@ -135,15 +202,41 @@ impl Slab {
         self.live
     }
 
-    /// Blocks held, ramp blocks and the spare included.
+    /// Blocks held: ramp blocks, and full blocks carved and not returned
+    /// (empty ones included).
     pub(crate) fn blocks(&self) -> usize {
-        self.blocks.len() + self.spare.is_some() as usize + self.ramp_blocks().count()
+        self.blocks_in_use
+            + usize::from(self.spare.is_some())
+            + self.empty.len()
+            + self.ramp_blocks().count()
     }
 
-    /// Bytes held.
+    /// Full blocks whose pages are resident: in use, the spare, and the
+    /// other empty ones where their pages cannot be given back.
+    fn resident_blocks(&self) -> usize {
+        let empty = if DECOMMITS { 0 } else { self.empty.len() };
+        self.blocks_in_use + usize::from(self.spare.is_some()) + empty
+    }
+
+    /// Bytes held: ramp blocks and resident full blocks. Blocks never
+    /// carved, or empty with their pages given back, are address space,
+    /// not memory, and are not counted.
     pub(crate) fn bytes(&self) -> usize {
-        let full = self.blocks.len() + self.spare.is_some() as usize;
-        full * self.block.size() + self.ramp_blocks().map(|(_, l)| l.size()).sum::<usize>()
+        self.resident_blocks() * self.block.size()
+            + self.ramp_blocks().map(|(_, l)| l.size()).sum::<usize>()
+    }
+
+    /// Bytes allocated for full blocks and not counted by
+    /// [`bytes`](Self::bytes): the newest extent's blocks not carved yet,
+    /// and empty blocks whose pages were given back.
+    pub(crate) fn bytes_reserved(&self) -> usize {
+        let uncarved = self.carving.map_or(0, |e| {
+            // SAFETY: `carving` is a live extent of this slab.
+            let carved = unsafe { (*e.as_ptr()).carved };
+            self.blocks_per_extent - carved
+        });
+        let held = self.blocks_in_use + usize::from(self.spare.is_some()) + self.empty.len();
+        (uncarved + held - self.resident_blocks()) * self.block.size()
     }
 
     /// Node layout of this slab.
@@ -185,8 +278,8 @@ impl Slab {
         }
     }
 
-    /// Returns `node` to its block, and the block to the system when it
-    /// empties (beyond one spare).
+    /// Returns `node` to its block, and the block's extent to the system
+    /// when all of its blocks are empty (beyond one idle extent).
     ///
     /// # Safety
     ///
@@ -237,15 +330,16 @@ impl Slab {
             unsafe { dealloc(block.as_ptr().cast(), layout) };
         }
         self.ramp = [None; MAX_RAMP];
-        let blocks = core::mem::take(&mut self.blocks);
-        for block in blocks
-            .into_iter()
-            .map(NonNull::cast)
-            .chain(self.spare.take())
-        {
-            // SAFETY: every block was allocated with `self.block`.
-            unsafe { dealloc(block.as_ptr(), self.block) };
+        for extent in core::mem::take(&mut self.extents) {
+            // SAFETY: every extent was boxed by `new_extent` and allocated
+            // with `self.extent`; nothing refers to it after the release.
+            unsafe { self.free_extent(extent) };
         }
+        self.carving = None;
+        self.idle = None;
+        self.spare = None;
+        self.empty = Vec::new();
+        self.blocks_in_use = 0;
         self.partial = None;
         self.live = 0;
     }
@@ -253,26 +347,19 @@ impl Slab {
     #[cold]
     fn new_block(&mut self) -> NonNull<BlockHeader> {
         let ramp_used = self.ramp_blocks().count();
-        let (block, capacity, index) = if ramp_used < self.ramp_len {
+        let (block, capacity, extent) = if ramp_used < self.ramp_len {
             let size = self.block.size() >> (self.ramp_len - ramp_used);
             let layout = Layout::from_size_align(size, size).expect("ramp layout");
             let block = Self::alloc_block(layout);
             self.ramp[ramp_used] = Some(block);
-            (
-                block,
-                (size - self.first_node) / self.node.size(),
-                usize::MAX,
-            )
+            (block, (size - self.first_node) / self.node.size(), None)
         } else {
-            let block = self
-                .spare
-                .take()
-                .map_or_else(|| Self::alloc_block(self.block), NonNull::cast);
-            self.blocks.push(block);
-            (block, self.per_block, self.blocks.len() - 1)
+            let (block, extent) = self.take_full_block();
+            self.blocks_in_use += 1;
+            (block, self.per_block, Some(extent))
         };
-        // SAFETY: a fresh block, large and aligned enough for its header and
-        // `capacity` nodes.
+        // SAFETY: a block no node of this slab lies in, large and aligned
+        // enough for its header and `capacity` nodes.
         unsafe {
             block.write(BlockHeader {
                 free: None,
@@ -281,40 +368,162 @@ impl Slab {
                 live: 0,
                 untouched: capacity,
                 capacity,
-                index,
+                extent,
             });
         }
         self.link(block);
         block
     }
 
+    /// A full block for new nodes: the spare, else another empty one,
+    /// else the next of the newest extent, else the first of a new extent.
+    /// Its header is stale.
+    fn take_full_block(&mut self) -> (NonNull<BlockHeader>, NonNull<Extent>) {
+        let (block, extent) = match self.spare.take().or_else(|| self.empty.pop()) {
+            Some(EmptyBlock { block, extent }) => (block, extent),
+            None => {
+                let extent = self.carving.unwrap_or_else(|| self.new_extent());
+                // SAFETY: `carving` is a live extent with a block never
+                // carved, which lies inside its allocation.
+                unsafe {
+                    let e = extent.as_ptr();
+                    let block = (*e)
+                        .base
+                        .byte_add((*e).carved * self.block.size())
+                        .cast::<BlockHeader>();
+                    (*e).carved += 1;
+                    if (*e).carved == self.blocks_per_extent {
+                        self.carving = None;
+                    }
+                    (block, extent)
+                }
+            }
+        };
+        if self.idle == Some(extent) {
+            self.idle = None;
+        }
+        // SAFETY: a live extent.
+        unsafe { (*extent.as_ptr()).in_use += 1 };
+        (block, extent)
+    }
+
+    #[cold]
+    fn new_extent(&mut self) -> NonNull<Extent> {
+        let base = Self::alloc_block(self.extent).cast::<u8>();
+        let extent = NonNull::from(Box::leak(Box::new(Extent {
+            base,
+            carved: 0,
+            in_use: 0,
+            index: self.extents.len(),
+        })));
+        self.extents.push(extent);
+        self.carving = Some(extent);
+        extent
+    }
+
     fn alloc_block(layout: Layout) -> NonNull<BlockHeader> {
-        // SAFETY: block layouts have a non-zero size.
+        // SAFETY: block and extent layouts have a non-zero size.
         NonNull::new(unsafe { alloc(layout) })
             .unwrap_or_else(|| handle_alloc_error(layout))
             .cast()
     }
 
-    /// Takes an empty block out of use: keeps it as the spare or frees it.
+    /// Takes an empty full block out of use: it becomes the spare, or
+    /// gives its pages back and waits in `empty`; its extent goes back to
+    /// the system once every carved block of it is empty, unless it
+    /// becomes the idle extent.
     ///
     /// # Safety
     ///
-    /// `block` is a live block of this slab with no live node, not in the
+    /// `block` is a full block of this slab with no live node, not in the
     /// partial list.
     unsafe fn retire(&mut self, block: NonNull<BlockHeader>) {
-        // SAFETY: caller's contract; the block moved into the vacated
-        // position gets its index updated.
+        self.blocks_in_use -= 1;
+        // SAFETY: caller's contract: the header names the block's live
+        // extent.
+        let extent = unsafe { (*block.as_ptr()).extent }.expect("full block");
+        let empty = EmptyBlock { block, extent };
+        if self.spare.is_none() {
+            self.spare = Some(empty);
+        } else {
+            // SAFETY: nothing lives in the block; its header is rewritten
+            // before its next use.
+            unsafe { self.decommit(block) };
+            self.empty.push(empty);
+        }
+        // SAFETY: a live extent of this slab.
+        let in_use = unsafe {
+            let e = extent.as_ptr();
+            (*e).in_use -= 1;
+            (*e).in_use
+        };
+        if in_use > 0 {
+            return;
+        }
+        let Some(previous) = self.idle.replace(extent) else {
+            return;
+        };
+        // Two idle extents: the older one goes, with its empty blocks.
+        self.empty.retain(|e| e.extent != previous);
+        if self.spare.is_some_and(|e| e.extent == previous) {
+            // The spare must stay resident: a given-back block would be
+            // counted without its pages, so none replaces it.
+            self.spare = None;
+        }
+        if self.carving == Some(previous) {
+            self.carving = None;
+        }
+        // SAFETY: a live extent of this slab.
+        let index = unsafe { (*previous.as_ptr()).index };
+        self.extents.swap_remove(index);
+        if let Some(&moved) = self.extents.get(index) {
+            // SAFETY: a live extent of this slab.
+            unsafe { (*moved.as_ptr()).index = index };
+        }
+        // SAFETY: no block of `previous` is in use or listed any more.
+        unsafe { self.free_extent(previous) };
+    }
+
+    /// Gives an empty full block's pages back to the kernel, where
+    /// [`DECOMMITS`]; they read as zeros when next touched.
+    ///
+    /// # Safety
+    ///
+    /// No live node lies in `block`.
+    unsafe fn decommit(&self, block: NonNull<BlockHeader>) {
+        #[cfg(all(target_os = "linux", not(miri)))]
+        {
+            use rustix::mm::{madvise, Advice};
+            // SAFETY: the block is ours, page-aligned (full blocks are
+            // aligned to their size, a power of two of at least 4 KiB) and
+            // holds nothing live; after `MADV_DONTNEED` the mapping stays
+            // valid and reads as zeros.
+            let given_back = unsafe {
+                madvise(
+                    block.as_ptr().cast(),
+                    self.block.size(),
+                    Advice::LinuxDontNeed,
+                )
+            };
+            // It cannot fail on memory we own; if it did, the pages would
+            // only stay resident until the block is reused.
+            debug_assert!(given_back.is_ok(), "madvise: {given_back:?}");
+        }
+        #[cfg(not(all(target_os = "linux", not(miri))))]
+        let _ = block;
+    }
+
+    /// Returns `extent`'s memory and its box.
+    ///
+    /// # Safety
+    ///
+    /// `extent` was made by `new_extent` and is no longer listed or used.
+    unsafe fn free_extent(&mut self, extent: NonNull<Extent>) {
+        // SAFETY: caller's contract: boxed by `new_extent`, allocated with
+        // `self.extent`.
         unsafe {
-            let index = (*block.as_ptr()).index;
-            self.blocks.swap_remove(index);
-            if let Some(&moved) = self.blocks.get(index) {
-                (*moved.as_ptr()).index = index;
-            }
-            if self.spare.is_none() {
-                self.spare = Some(block.cast());
-            } else {
-                dealloc(block.as_ptr().cast(), self.block);
-            }
+            let extent = Box::from_raw(extent.as_ptr());
+            dealloc(extent.base.as_ptr(), self.extent);
         }
     }
 
@@ -364,6 +573,11 @@ mod tests {
     const SMALL: PoolSpec = PoolSpec { size: 40, align: 8 };
     const LARGE: PoolSpec = PoolSpec {
         size: 2088,
+        align: 8,
+    };
+    /// 32 KiB blocks of 32 nodes, 8 to an extent.
+    const MEDIUM: PoolSpec = PoolSpec {
+        size: 1000,
         align: 8,
     };
 
@@ -422,56 +636,114 @@ mod tests {
         unsafe { slab.free(again) };
     }
 
-    #[test]
-    fn empty_blocks_go_back_keeping_one_spare() {
-        let mut slab = Slab::new(SMALL, usize::MAX);
-        let ramp = fill_ramp(&mut slab);
-        let ramp_bytes = slab.bytes();
-        let ramp_blocks = slab.blocks();
-        let per_block = slab.per_block;
-        let nodes: Vec<_> = (0..3 * per_block).map(|_| slab.alloc()).collect();
-        assert_eq!(slab.blocks(), ramp_blocks + 3);
-        assert_eq!(slab.live(), ramp.len() + 3 * per_block);
-        // Nodes are distinct and inside their blocks.
-        let mut addrs: Vec<usize> = nodes.iter().map(|n| n.addr().get()).collect();
-        addrs.sort_unstable();
-        addrs.dedup();
-        assert_eq!(addrs.len(), nodes.len());
-        // Free the first two blocks' nodes: one becomes the spare, one is
-        // returned.
-        for &n in &nodes[..2 * per_block] {
-            // SAFETY: allocated above, not used again.
+    /// Frees `nodes`, each allocated from `slab` and not used again.
+    fn free_all(slab: &mut Slab, nodes: &[NonNull<u8>]) {
+        for &n in nodes {
+            // SAFETY: the caller's nodes, each freed once.
             unsafe { slab.free(n) };
         }
-        assert_eq!(slab.blocks(), ramp_blocks + 2);
-        assert_eq!(slab.live(), ramp.len() + per_block);
-        // Reuse: the spare serves before a new block is allocated.
-        let again: Vec<_> = (0..per_block).map(|_| slab.alloc()).collect();
-        assert_eq!(slab.blocks(), ramp_blocks + 2);
-        // Freeing in any order, a block is reused as soon as it has room.
-        // SAFETY: allocated above, not used again.
-        unsafe { slab.free(nodes[2 * per_block + 5]) };
-        let refill = slab.alloc();
-        assert_eq!(refill, nodes[2 * per_block + 5]);
-        for &n in again.iter().chain(&nodes[2 * per_block..]) {
-            if n != nodes[2 * per_block + 5] {
-                // SAFETY: allocated above, freed once.
-                unsafe { slab.free(n) };
+    }
+
+    #[test]
+    fn full_blocks_are_carved_from_extents_in_order() {
+        let mut slab = Slab::new(MEDIUM, usize::MAX);
+        let (size, per_extent) = (slab.block_size(), slab.blocks_per_extent);
+        assert_eq!(size * per_extent, EXTENT_BYTES);
+        let ramp = fill_ramp(&mut slab);
+        let ramp_bytes = slab.bytes();
+        let nodes: Vec<_> = (0..per_extent * slab.per_block)
+            .map(|_| slab.alloc())
+            .collect();
+        assert_eq!(slab.extents.len(), 1);
+        assert_eq!(slab.bytes(), ramp_bytes + per_extent * size);
+        // The blocks are one run, so the pages between them are never
+        // touched: an aligned allocation per block left a gap after each.
+        let lowest = nodes.iter().map(|n| n.addr().get()).min().unwrap();
+        let highest = nodes.iter().map(|n| n.addr().get()).max().unwrap();
+        assert!(highest - lowest < per_extent * size);
+        assert_eq!(lowest & (size - 1), slab.first_node);
+        free_all(&mut slab, &nodes);
+        free_all(&mut slab, &ramp);
+        slab.release();
+    }
+
+    #[test]
+    fn empty_blocks_are_reused_and_extents_go_back_keeping_one() {
+        // Blocks, as in `blocks()`, are held address space; `bytes()`
+        // counts those resident.
+        let mut slab = Slab::new(MEDIUM, usize::MAX);
+        let ramp = fill_ramp(&mut slab);
+        let ramp_blocks = slab.blocks();
+        let (size, per_block, per_extent) =
+            (slab.block_size(), slab.per_block, slab.blocks_per_extent);
+        let ramp_bytes = slab.bytes();
+        // Two whole extents and one block of a third, block by block.
+        let blocks: Vec<Vec<_>> = (0..2 * per_extent + 1)
+            .map(|_| (0..per_block).map(|_| slab.alloc()).collect())
+            .collect();
+        assert_eq!(slab.extents.len(), 3);
+        assert_eq!(slab.blocks(), ramp_blocks + 2 * per_extent + 1);
+        let mut addrs: Vec<usize> = blocks.iter().flatten().map(|n| n.addr().get()).collect();
+        addrs.sort_unstable();
+        addrs.dedup();
+        assert_eq!(addrs.len(), blocks.len() * per_block, "nodes are distinct");
+
+        // An emptied block stays, counted, and is reused before any other.
+        free_all(&mut slab, &blocks[1]);
+        assert_eq!(slab.blocks(), ramp_blocks + 2 * per_extent + 1);
+        let refill: Vec<_> = (0..per_block).map(|_| slab.alloc()).collect();
+        assert!(refill.iter().all(|n| blocks[1].contains(n)));
+        assert_eq!(slab.blocks(), ramp_blocks + 2 * per_extent + 1);
+
+        // The first extent empties: it stays, idle.
+        free_all(&mut slab, &refill);
+        for block in &blocks[..per_extent] {
+            if !core::ptr::eq(block, &blocks[1]) {
+                free_all(&mut slab, block);
             }
         }
-        // SAFETY: allocated above, freed once.
-        unsafe {
-            slab.free(refill);
-            ramp.iter().for_each(|&n| slab.free(n));
+        assert_eq!(slab.extents.len(), 3);
+        assert_eq!(slab.blocks(), ramp_blocks + 2 * per_extent + 1);
+
+        // The second empties too: the first goes back, with its blocks.
+        for block in &blocks[per_extent..2 * per_extent] {
+            free_all(&mut slab, block);
         }
+        assert_eq!(slab.extents.len(), 2);
+        assert_eq!(slab.blocks(), ramp_blocks + per_extent + 1);
+        // Resident: the one block in use, and where pages cannot be given
+        // back, the second extent's empty blocks.
+        let resident = if DECOMMITS { 1 } else { per_extent + 1 };
+        assert_eq!(slab.bytes(), ramp_bytes + resident * size);
+        assert_eq!(
+            slab.bytes_reserved(),
+            (per_extent + 1 - resident + per_extent - 1) * size
+        );
+
+        // New nodes take the idle extent's blocks, not new ones.
+        let again: Vec<_> = (0..per_block).map(|_| slab.alloc()).collect();
+        assert!(slab.idle.is_none());
+        assert_eq!(slab.blocks(), ramp_blocks + per_extent + 1);
+
+        // Emptied, the slab keeps its ramp and one idle extent.
+        free_all(&mut slab, &again);
+        free_all(&mut slab, &blocks[2 * per_extent]);
+        free_all(&mut slab, &ramp);
         assert_eq!(slab.live(), 0);
+        assert_eq!(slab.extents.len(), 1);
         assert_eq!(
             slab.blocks(),
             ramp_blocks + 1,
-            "the ramp and the spare remain"
+            "the ramp and a one-block idle extent"
         );
-        assert_eq!(slab.bytes(), ramp_bytes + slab.block_size());
+        let resident = if DECOMMITS { 0 } else { 1 };
+        assert_eq!(slab.bytes(), ramp_bytes + resident * size);
+        // Its blocks never carved are carved after the empty one.
+        let next: Vec<_> = (0..2 * per_block).map(|_| slab.alloc()).collect();
+        assert_eq!(slab.extents.len(), 1);
+        assert_eq!(slab.blocks(), ramp_blocks + 2);
+        free_all(&mut slab, &next);
         slab.release();
-        assert_eq!(slab.bytes(), 0);
+        assert_eq!((slab.bytes(), slab.blocks()), (0, 0));
     }
 }
