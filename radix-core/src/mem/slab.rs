@@ -49,9 +49,20 @@ use std::alloc::{alloc, dealloc, handle_alloc_error};
 
 use super::PoolSpec;
 
-/// Whether an empty block's pages can be given back while its extent
-/// stays.
-const DECOMMITS: bool = cfg!(all(target_os = "linux", not(miri)));
+/// Whether an empty full block of `block_size` bytes can give its pages
+/// back while its extent stays: on Linux, outside Miri, when the block is
+/// whole pages. (Full blocks are aligned to their size, a power of two, so
+/// a block of at least a page starts on one. A smaller block shares its
+/// page with live neighbours.)
+fn decommits(block_size: usize) -> bool {
+    #[cfg(all(target_os = "linux", not(miri)))]
+    return block_size >= rustix::param::page_size();
+    #[cfg(not(all(target_os = "linux", not(miri))))]
+    return {
+        let _ = block_size;
+        false
+    };
+}
 
 /// Nodes per block, at least.
 const MIN_NODES_PER_BLOCK: usize = 32;
@@ -108,6 +119,8 @@ pub(crate) struct Slab {
     /// An extent: `blocks_per_extent` full blocks, aligned to one.
     extent: Layout,
     blocks_per_extent: usize,
+    /// Whether empty full blocks give their pages back ([`decommits`]).
+    decommits: bool,
     /// Offset of the first node, past the header.
     first_node: usize,
     /// Nodes in a full block.
@@ -126,7 +139,7 @@ pub(crate) struct Slab {
     /// An empty full block kept resident, reused first.
     spare: Option<EmptyBlock>,
     /// Further empty full blocks, their pages given back where the
-    /// platform allows ([`DECOMMITS`]), reused next.
+    /// slab can ([`decommits`]), reused next.
     empty: Vec<EmptyBlock>,
     /// Full blocks holding live nodes.
     blocks_in_use: usize,
@@ -165,6 +178,7 @@ impl Slab {
             block,
             extent,
             blocks_per_extent,
+            decommits: decommits(size),
             first_node,
             per_block: (size - first_node) / node.size(),
             ramp_len,
@@ -214,7 +228,7 @@ impl Slab {
     /// Full blocks whose pages are resident: in use, the spare, and the
     /// other empty ones where their pages cannot be given back.
     fn resident_blocks(&self) -> usize {
-        let empty = if DECOMMITS { 0 } else { self.empty.len() };
+        let empty = if self.decommits { 0 } else { self.empty.len() };
         self.blocks_in_use + usize::from(self.spare.is_some()) + empty
     }
 
@@ -484,19 +498,18 @@ impl Slab {
         unsafe { self.free_extent(previous) };
     }
 
-    /// Gives an empty full block's pages back to the kernel, where
-    /// [`DECOMMITS`]; they read as zeros when next touched.
+    /// Gives an empty full block's pages back to the kernel, where the
+    /// slab [`decommits`]; they read as zeros when next touched.
     ///
     /// # Safety
     ///
     /// No live node lies in `block`.
     unsafe fn decommit(&self, block: NonNull<BlockHeader>) {
         #[cfg(all(target_os = "linux", not(miri)))]
-        {
+        if self.decommits {
             use rustix::mm::{madvise, Advice};
-            // SAFETY: the block is ours, page-aligned (full blocks are
-            // aligned to their size, a power of two of at least 4 KiB) and
-            // holds nothing live; after `MADV_DONTNEED` the mapping stays
+            // SAFETY: the block is ours, whole pages (at least a page, and
+            // aligned to its size, a power of two) and holds nothing live; after `MADV_DONTNEED` the mapping stays
             // valid and reads as zeros.
             let given_back = unsafe {
                 madvise(
@@ -645,6 +658,52 @@ mod tests {
     }
 
     #[test]
+    fn blocks_smaller_than_a_page_keep_their_pages() {
+        // 256-byte blocks, several to a page: giving one's page back would
+        // zero its live neighbours.
+        let mut slab = Slab::new(SMALL, 256);
+        assert_eq!(slab.block_size(), 256);
+        assert!(!slab.decommits);
+        let ramp = fill_ramp(&mut slab);
+        let per_block = slab.per_block;
+        let nodes: Vec<_> = (0..16 * per_block).map(|_| slab.alloc()).collect();
+        for (i, n) in nodes.iter().enumerate() {
+            // SAFETY: a live node of at least 8 bytes, aligned to 8.
+            unsafe { n.cast::<u64>().write(i as u64) };
+        }
+        // Empty every other block: beyond the spare, each is an empty
+        // block of a page shared with live ones.
+        let (emptied, kept): (Vec<_>, Vec<_>) = nodes
+            .chunks(per_block)
+            .enumerate()
+            .partition(|(b, _)| b % 2 == 0);
+        for (_, block) in &emptied {
+            free_all(&mut slab, block);
+        }
+        // Every empty block stays resident and counted.
+        let full_blocks = slab.blocks() - slab.ramp_blocks().count();
+        assert_eq!(full_blocks, 16);
+        assert_eq!(slab.bytes(), full_blocks * 256 + ramp_bytes(&slab));
+        for (b, block) in &kept {
+            for (j, n) in block.iter().enumerate() {
+                // SAFETY: a live node written above.
+                let stored = unsafe { n.cast::<u64>().read() };
+                assert_eq!(stored, (b * per_block + j) as u64);
+            }
+        }
+        for (_, block) in &kept {
+            free_all(&mut slab, block);
+        }
+        free_all(&mut slab, &ramp);
+        slab.release();
+    }
+
+    /// Bytes of the ramp blocks `slab` holds.
+    fn ramp_bytes(slab: &Slab) -> usize {
+        slab.ramp_blocks().map(|(_, l)| l.size()).sum()
+    }
+
+    #[test]
     fn full_blocks_are_carved_from_extents_in_order() {
         let mut slab = Slab::new(MEDIUM, usize::MAX);
         let (size, per_extent) = (slab.block_size(), slab.blocks_per_extent);
@@ -713,7 +772,7 @@ mod tests {
         assert_eq!(slab.blocks(), ramp_blocks + per_extent + 1);
         // Resident: the one block in use, and where pages cannot be given
         // back, the second extent's empty blocks.
-        let resident = if DECOMMITS { 1 } else { per_extent + 1 };
+        let resident = if slab.decommits { 1 } else { per_extent + 1 };
         assert_eq!(slab.bytes(), ramp_bytes + resident * size);
         assert_eq!(
             slab.bytes_reserved(),
@@ -736,7 +795,7 @@ mod tests {
             ramp_blocks + 1,
             "the ramp and a one-block idle extent"
         );
-        let resident = if DECOMMITS { 0 } else { 1 };
+        let resident = if slab.decommits { 0 } else { 1 };
         assert_eq!(slab.bytes(), ramp_bytes + resident * size);
         // Its blocks never carved are carved after the empty one.
         let next: Vec<_> = (0..2 * per_block).map(|_| slab.alloc()).collect();
