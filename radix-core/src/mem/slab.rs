@@ -40,8 +40,8 @@
 //! whose carved blocks are all empty goes back to the system, except one
 //! kept idle. Memory usage therefore follows the live nodes, rounded up to
 //! whole blocks, plus the spare, as when each block was its own
-//! allocation. (Where pages cannot be given back, as under Miri, empty
-//! blocks stay counted.)
+//! allocation. (Where pages cannot be given back, as under Miri or for
+//! blocks smaller than a page, empty blocks stay resident and counted.)
 
 use core::alloc::Layout;
 use core::ptr::NonNull;
