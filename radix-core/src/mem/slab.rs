@@ -236,8 +236,12 @@ impl Slab {
     /// carved, or empty with their pages given back, are address space,
     /// not memory, and are not counted.
     pub(crate) fn bytes(&self) -> usize {
-        self.resident_blocks() * self.block.size()
-            + self.ramp_blocks().map(|(_, l)| l.size()).sum::<usize>()
+        self.resident_blocks() * self.block.size() + self.ramp_bytes()
+    }
+
+    /// Bytes of the ramp blocks allocated so far.
+    fn ramp_bytes(&self) -> usize {
+        self.ramp_blocks().map(|(_, l)| l.size()).sum()
     }
 
     /// Bytes allocated for full blocks and not counted by
@@ -509,8 +513,9 @@ impl Slab {
         if self.decommits {
             use rustix::mm::{madvise, Advice};
             // SAFETY: the block is ours, whole pages (at least a page, and
-            // aligned to its size, a power of two) and holds nothing live; after `MADV_DONTNEED` the mapping stays
-            // valid and reads as zeros.
+            // aligned to its size, a power of two) and holds nothing live;
+            // after `MADV_DONTNEED` the mapping stays valid and reads as
+            // zeros.
             let given_back = unsafe {
                 madvise(
                     block.as_ptr().cast(),
@@ -531,7 +536,7 @@ impl Slab {
     /// # Safety
     ///
     /// `extent` was made by `new_extent` and is no longer listed or used.
-    unsafe fn free_extent(&mut self, extent: NonNull<Extent>) {
+    unsafe fn free_extent(&self, extent: NonNull<Extent>) {
         // SAFETY: caller's contract: boxed by `new_extent`, allocated with
         // `self.extent`.
         unsafe {
@@ -683,7 +688,7 @@ mod tests {
         // Every empty block stays resident and counted.
         let full_blocks = slab.blocks() - slab.ramp_blocks().count();
         assert_eq!(full_blocks, 16);
-        assert_eq!(slab.bytes(), full_blocks * 256 + ramp_bytes(&slab));
+        assert_eq!(slab.bytes(), full_blocks * 256 + slab.ramp_bytes());
         for (b, block) in &kept {
             for (j, n) in block.iter().enumerate() {
                 // SAFETY: a live node written above.
@@ -696,11 +701,6 @@ mod tests {
         }
         free_all(&mut slab, &ramp);
         slab.release();
-    }
-
-    /// Bytes of the ramp blocks `slab` holds.
-    fn ramp_bytes(slab: &Slab) -> usize {
-        slab.ramp_blocks().map(|(_, l)| l.size()).sum()
     }
 
     #[test]
