@@ -89,7 +89,7 @@ pub(crate) use node256::Node256;
 pub(crate) use node4::Node4;
 pub(crate) use node48::Node48;
 
-use crate::ptr::{NodePtr, StoredRef, NODE_ALIGN};
+use crate::ptr::{StoredRef, NODE_ALIGN};
 
 /// The four node kinds. The discriminant is the pointer tag.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
@@ -196,27 +196,6 @@ pub(crate) fn header(node: NonNull<u8>) -> NonNull<Header> {
 pub(crate) unsafe fn count(node: NonNull<u8>) -> usize {
     // SAFETY: every node starts with an initialised header.
     unsafe { (*header(node).as_ptr()).count as usize }
-}
-
-/// The chunks of `node` as a set of 256 bits, where its kind searches
-/// for a chunk (node4, node16); `None` for node48 and node256, whose
-/// lookup of a chunk is already one load.
-///
-/// # Safety
-///
-/// `node` must point to a live node.
-#[inline]
-pub(crate) unsafe fn sorted_chunk_set(node: NodePtr) -> Option<[u64; 4]> {
-    // SAFETY: caller's contract: a live node of the pointer's kind.
-    let (chunks, count) = unsafe { dispatch!(node, K => K::sorted_chunks(node.addr_as(K::KIND))) }?;
-    let mut set = [0u64; 4];
-    for i in 0..count {
-        // SAFETY: `sorted_chunks` gives the node's `count` initialised
-        // chunks.
-        let chunk = unsafe { chunks.add(i).read() };
-        set[usize::from(chunk / 64)] |= 1 << (chunk % 64);
-    }
-    Some(set)
 }
 
 /// Size class index of `node`.

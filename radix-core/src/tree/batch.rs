@@ -26,8 +26,17 @@
 //! lookup is then short enough (2 to 7 ns) that the batch's bookkeeping
 //! costs more than it saves: such trees, and path-compressed ones, are
 //! looked up one key at a time. What costs a small tree's lookup is then
-//! a mispredicted branch, and one of them a batch can remove:
+//! its instructions and its mispredicted branches, and a batch can cut
+//! both:
 //!
+//! - **Reading the root from a table.** Every lookup starts at the root,
+//!   which costs a kind dispatch and a search (a node16's run guess,
+//!   vector compare and bit scan: some twenty instructions). A batch of at
+//!   least [`TABLE_MIN_ITEMS`] keys copies the root's children into a
+//!   table of 256 once ([`RootTable`]), and each key reads its child with
+//!   one load; a key whose path ends at the root (one small hot region of
+//!   a large table: TS-7's node4 root has two children) finds no child
+//!   there and goes no further.
 //! - **Selecting into the last level.** Where random keys' paths often end
 //!   just above the last level (a sparse set of blocks: a node256 there
 //!   with a quarter of its children), the branch on "is there a child"
@@ -36,14 +45,12 @@
 //!   [`SAMPLE`] keys; past [`SELECT_MIN_ENDED`], the rest search a real
 //!   last-level node either way, their own or a spare one, and select the
 //!   answer (or none) without a branch.
-//! - **Filtering at the root.** Where most paths end at the root (one
-//!   small hot region of a large table: a node4 root with two children),
-//!   their cost is the root's kind dispatch and compare chain, some twelve
-//!   instructions and four branches. When the sample sees at least
-//!   [`FILTER_MIN_ENDED`] such ends and the root is a node4 or node16,
-//!   the batch copies the root's chunks into a bit set once and tests
-//!   each key against it first ([`RootFilter`]): TS-7 lookups fall from
-//!   36.5 to 23.6 instructions and from 10.3 to 4.0 branches.
+//!
+//! A small tree's last-level node is in L2 but seldom in L1, and its
+//! search does not prefetch the node16's slot lines as a lookup in a large
+//! tree does: most keys of a sparse set miss there and read no slot, and
+//! the prefetches cost instructions and L1 space on every key (TS-1's
+//! shuffled lookups took 1.13x the time with them).
 //!
 //! Pipelining also needs the misses to be at the last level: a tree of
 //! more than [`PIPELINE_MAX_LEVELS`] levels spreads them over its inner
@@ -61,8 +68,8 @@ use core::mem::size_of;
 use core::ptr::NonNull;
 
 use super::{
-    descend_to_last_level, find_child, find_value_slot, follow, resolve, search_value_slot,
-    LayoutOf, RawTree, SlotOf, ValueOf,
+    descend_to_last_level, entry_at, find_child, follow, resolve, search_value_slot, LayoutOf,
+    RawTree, RefOf, SlotOf, ValueOf,
 };
 use crate::config::Config;
 use crate::key::{Key, SPAN};
@@ -100,10 +107,11 @@ const SAMPLE: usize = 16;
 /// and the select costs its search in the spare node.
 const SELECT_MIN_ENDED: usize = SAMPLE / 8;
 
-/// Of the [`SAMPLE`], how many paths must end at a node4 or node16 root
-/// for a small tree's batch to test the root's chunks first
-/// ([`RootFilter`]): an eighth, as for [`SELECT_MIN_ENDED`].
-const FILTER_MIN_ENDED: usize = SAMPLE / 8;
+/// Fewest keys, past the [`SAMPLE`], for which a small tree's batch
+/// copies its root into a [`RootTable`]: building it reads each of the
+/// root's children once and writes 2 KiB, some hundred nanoseconds, which
+/// the table repays at a few instructions a key.
+const TABLE_MIN_ITEMS: usize = 128;
 
 /// Words of [`EMPTY_LAST_LEVEL`]: a node256's header and bitmap, and 256
 /// slots of one word.
@@ -141,9 +149,9 @@ impl<K: Key> Descent<K> {
         self.last_level_or_spare(mem, key, self.empty)
             .map_or(self.empty, |(node, _)| node)
     }
+}
 
-    /// The last-level node on `key`'s path, if the path gets there: the
-    /// walk of [`RawTree::get`], from the batch's root.
+impl<K: Key> Descend<K> for Descent<K> {
     #[inline(always)]
     fn last_level<M: Memory>(&self, mem: &M, key: K) -> Option<NodePtr> {
         if key > self.largest {
@@ -154,23 +162,6 @@ impl<K: Key> Descent<K> {
         unsafe { descend_to_last_level(mem, self.root, self.root_shift, key) }
     }
 
-    /// The root's chunks, where the root is a node4 or node16.
-    fn root_filter(&self) -> Option<RootFilter<K>> {
-        // SAFETY: the root (or the empty node256, a node256) is live
-        // while the batch borrows the tree.
-        let chunks = unsafe { crate::node::sorted_chunk_set(self.root)? };
-        Some(RootFilter {
-            shift: self.root_shift,
-            largest: self.largest,
-            chunks,
-        })
-    }
-
-    /// The last-level node on `key`'s path and `true`, or `spare` and
-    /// `false` where the path ends just above the last level; `None` where
-    /// it ends higher. The step into the last level selects between the
-    /// child and `spare` without a branch where the node above allows it
-    /// (a node256 always does: its child is one load, null when absent).
     #[inline(always)]
     fn last_level_or_spare<M: Memory>(
         &self,
@@ -178,48 +169,118 @@ impl<K: Key> Descent<K> {
         key: K,
         spare: NodePtr,
     ) -> Option<(NodePtr, bool)> {
-        let mut node = self.root;
         if key > self.largest {
             return None;
         }
-        let mut shift = self.root_shift;
-        if shift == 0 {
-            return Some((node, true));
+        if self.root_shift == 0 {
+            return Some((self.root, true));
         }
-        while shift > SPAN {
-            // SAFETY: nodes reachable from the root are live, and above
-            // the last level their slots are child references.
-            node = unsafe { find_child(mem, node, key.chunk(shift))? };
-            shift -= SPAN;
-        }
-        // SAFETY: as above.
-        unsafe {
-            dispatch!(node, K => {
-                let child = K::find_child::<M::Ref>(node.addr_as(K::KIND), key.chunk(SPAN));
-                Some((child.map_or(spare, |child| resolve(mem, child)), child.is_some()))
-            })
-        }
+        // SAFETY: the root at its shift, which `key` is not above.
+        unsafe { last_level_or_spare_below(mem, self.root, self.root_shift, key, spare) }
     }
 }
 
-/// The chunks of a node4 or node16 root as a bit set, which a small
-/// tree's batch whose keys mostly end at the root tests first: one load
-/// and a bit test in place of the root's kind dispatch and search, on
-/// the keys that go no further (a TID store's sparse table: TS-7's root
-/// has two children of sixteen possible).
-struct RootFilter<K> {
-    shift: u32,
+/// The root's children by chunk, which a small tree's batch reads in
+/// place of the root: one load where the root's search was a kind
+/// dispatch and a search (for a node16, its run guess, vector compare
+/// and bit scan). Made only for a root above the last level.
+struct RootTable<K> {
+    root_shift: u32,
     /// Keys above this are absent.
     largest: K,
-    chunks: [u64; 4],
+    /// The root's child for each chunk, if it has one.
+    children: [Option<NodePtr>; 256],
 }
 
-impl<K: Key> RootFilter<K> {
-    /// Whether the root has a child (or entry) for `key`'s chunk.
+impl<K: Key> RootTable<K> {
+    /// The root's child for `key`'s chunk; `None` where the root has none
+    /// or `key` is above it.
     #[inline(always)]
-    fn admits(&self, key: K) -> bool {
-        let chunk = key.chunk(self.shift);
-        key <= self.largest && self.chunks[usize::from(chunk / 64)] & (1 << (chunk % 64)) != 0
+    fn child(&self, key: K) -> Option<NodePtr> {
+        if key > self.largest {
+            return None;
+        }
+        self.children[usize::from(key.chunk(self.root_shift))]
+    }
+}
+
+impl<K: Key> Descend<K> for RootTable<K> {
+    #[inline(always)]
+    fn last_level<M: Memory>(&self, mem: &M, key: K) -> Option<NodePtr> {
+        let child = self.child(key)?;
+        // SAFETY: the root's child on `key`'s path, at the level below
+        // the root.
+        unsafe { descend_to_last_level(mem, child, self.root_shift - SPAN, key) }
+    }
+
+    #[inline(always)]
+    fn last_level_or_spare<M: Memory>(
+        &self,
+        mem: &M,
+        key: K,
+        spare: NodePtr,
+    ) -> Option<(NodePtr, bool)> {
+        if key > self.largest {
+            return None;
+        }
+        let child = self.children[usize::from(key.chunk(self.root_shift))];
+        if self.root_shift == SPAN {
+            // The table is the level above the last: select, as a node256
+            // there does.
+            return Some((child.unwrap_or(spare), child.is_some()));
+        }
+        // SAFETY: the root's child on `key`'s path, at the level below
+        // the root, which is above the last level.
+        unsafe { last_level_or_spare_below(mem, child?, self.root_shift - SPAN, key, spare) }
+    }
+}
+
+/// Where a small tree's batch starts each walk: the root ([`Descent`]) or
+/// a copy of its children ([`RootTable`]).
+trait Descend<K> {
+    /// The last-level node on `key`'s path, if the path gets there: the
+    /// walk of [`RawTree::get`].
+    fn last_level<M: Memory>(&self, mem: &M, key: K) -> Option<NodePtr>;
+
+    /// The last-level node on `key`'s path and `true`, or `spare` and
+    /// `false` where the path ends just above the last level; `None` where
+    /// it ends higher. The step into the last level selects between the
+    /// child and `spare` without a branch where the node above allows it
+    /// (a node256 always does: its child is one load, null when absent).
+    fn last_level_or_spare<M: Memory>(
+        &self,
+        mem: &M,
+        key: K,
+        spare: NodePtr,
+    ) -> Option<(NodePtr, bool)>;
+}
+
+/// [`Descend::last_level_or_spare`] from `node`, at `shift`.
+///
+/// # Safety
+///
+/// `node` is a live node at `shift > 0` of an uncompressed tree on `mem`
+/// whose chunks above `shift` agree with `key`'s.
+#[inline(always)]
+unsafe fn last_level_or_spare_below<K: Key, M: Memory>(
+    mem: &M,
+    mut node: NodePtr,
+    mut shift: u32,
+    key: K,
+    spare: NodePtr,
+) -> Option<(NodePtr, bool)> {
+    while shift > SPAN {
+        // SAFETY: caller's contract: nodes reachable from `node` are live,
+        // and above the last level their slots are child references.
+        node = unsafe { find_child(mem, node, key.chunk(shift))? };
+        shift -= SPAN;
+    }
+    // SAFETY: as above.
+    unsafe {
+        dispatch!(node, K => {
+            let child = K::find_child::<M::Ref>(node.addr_as(K::KIND), key.chunk(SPAN));
+            Some((child.map_or(spare, |child| resolve(mem, child)), child.is_some()))
+        })
     }
 }
 
@@ -304,21 +365,25 @@ impl<C: Config> RawTree<C> {
         }
     }
 
-    /// One lookup per item, as [`get`](Self::get) but from `descent`,
-    /// which has read the root and worked out the largest key under it
-    /// once for the batch.
+    /// One lookup per item, as [`get`](Self::get) but from `start`, the
+    /// batch's root or its table, with the largest key under the root
+    /// worked out once for the batch. A node16 at the last level
+    /// prefetches its slot lines where `PREFETCH_SLOTS`.
     #[inline(always)]
-    fn get_each_descending<T>(
+    fn get_each_descending<const PREFETCH_SLOTS: bool, T>(
         &self,
-        descent: &Descent<C::Key>,
+        start: &impl Descend<C::Key>,
         items: &[T],
         key: impl Fn(&T) -> C::Key,
         mut found: impl FnMut(&T, Option<&ValueOf<C>>),
     ) {
         for item in items {
             let key = key(item);
-            let node = descent.last_level(&self.mem, key);
-            found(item, node.and_then(|node| self.value_in::<true>(node, key)));
+            let node = start.last_level(&self.mem, key);
+            found(
+                item,
+                node.and_then(|node| self.value_in::<PREFETCH_SLOTS>(node, key)),
+            );
         }
     }
 
@@ -326,8 +391,9 @@ impl<C: Config> RawTree<C> {
     /// items show how often paths end just above the last level; where
     /// often enough to make that branch unpredictable, the rest step into
     /// the last level by a select
-    /// ([`get_each_selecting`](Self::get_each_selecting)), else each is a
-    /// [`get`](Self::get).
+    /// ([`get_each_selecting`](Self::get_each_selecting)), else each walks
+    /// as a [`get`](Self::get) does. Either walk starts from a
+    /// [`RootTable`] where the rest are at least [`TABLE_MIN_ITEMS`].
     fn get_each_small<T>(
         &self,
         items: &[T],
@@ -338,69 +404,50 @@ impl<C: Config> RawTree<C> {
         let descent = self.descent();
         let mut spare = None;
         let mut ended_above = 0;
-        let mut ended_higher = 0;
         for item in sample {
             let key = key(item);
             let value = match descent.last_level_or_spare(&self.mem, key, descent.empty) {
                 Some((node, true)) => {
                     spare = Some(node);
-                    self.value_in::<true>(node, key)
+                    self.value_in::<false>(node, key)
                 }
                 Some((_, false)) => {
                     ended_above += 1;
                     None
                 }
-                None => {
-                    ended_higher += 1;
-                    None
-                }
+                None => None,
             };
             found(item, value);
         }
         if rest.is_empty() {
             return;
         }
-        if ended_higher >= FILTER_MIN_ENDED {
-            if let Some(filter) = descent.root_filter() {
-                if sample
-                    .iter()
-                    .filter(|item| !filter.admits(key(item)))
-                    .count()
-                    >= FILTER_MIN_ENDED
-                {
-                    return self.get_each_filtered(&descent, &filter, rest, key, found);
-                }
+        let spare = spare.filter(|_| ended_above >= SELECT_MIN_ENDED);
+        let table = if rest.len() >= TABLE_MIN_ITEMS {
+            self.root_table(&descent)
+        } else {
+            None
+        };
+        match (table, spare) {
+            (Some(table), Some(spare)) => {
+                self.get_each_selecting(&table, spare, rest, key, found);
             }
-        }
-        match spare {
-            Some(spare) if ended_above >= SELECT_MIN_ENDED => {
-                self.get_each_selecting(&descent, spare, rest, key, found);
-            }
-            _ => self.get_each_descending(&descent, rest, key, found),
+            (Some(table), None) => self.get_each_tabled(&table, rest, key, found),
+            (None, Some(spare)) => self.get_each_selecting(&descent, spare, rest, key, found),
+            (None, None) => self.get_each_descending::<false, _>(&descent, rest, key, found),
         }
     }
 
-    /// One lookup per item, each first tested against the root's chunks.
+    /// One lookup per item, each walk from the root's table.
     #[inline(never)]
-    fn get_each_filtered<T>(
+    fn get_each_tabled<T>(
         &self,
-        descent: &Descent<C::Key>,
-        filter: &RootFilter<C::Key>,
+        table: &RootTable<C::Key>,
         items: &[T],
         key: impl Fn(&T) -> C::Key,
-        mut found: impl FnMut(&T, Option<&ValueOf<C>>),
+        found: impl FnMut(&T, Option<&ValueOf<C>>),
     ) {
-        for item in items {
-            let key = key(item);
-            let value = if filter.admits(key) {
-                descent
-                    .last_level(&self.mem, key)
-                    .and_then(|node| self.value_in::<true>(node, key))
-            } else {
-                None
-            };
-            found(item, value);
-        }
+        self.get_each_descending::<false, _>(table, items, key, found);
     }
 
     /// One lookup per item, whose step into the last level selects
@@ -410,7 +457,7 @@ impl<C: Config> RawTree<C> {
     #[inline(never)]
     fn get_each_selecting<T>(
         &self,
-        descent: &Descent<C::Key>,
+        start: &impl Descend<C::Key>,
         spare: NodePtr,
         items: &[T],
         key: impl Fn(&T) -> C::Key,
@@ -418,14 +465,14 @@ impl<C: Config> RawTree<C> {
     ) {
         for item in items {
             let key = key(item);
-            let Some((node, present)) = descent.last_level_or_spare(&self.mem, key, spare) else {
+            let Some((node, present)) = start.last_level_or_spare(&self.mem, key, spare) else {
                 found(item, None);
                 continue;
             };
             // SAFETY: `node` is `spare` or the last-level node on `key`'s
             // path, both found by walks of this tree during the current
             // borrow of `self`, so live last-level nodes.
-            let slot = unsafe { find_value_slot::<C>(node, key.chunk(0)) };
+            let slot = unsafe { search_value_slot::<C, false>(node, key.chunk(0)) };
             let slot = core::hint::select_unpredictable(present, slot, None);
             // SAFETY: the slot is live while `self` is borrowed.
             let value = slot.map(|slot| unsafe { LayoutOf::<C>::get(slot, &self.mem) });
@@ -451,7 +498,7 @@ impl<C: Config> RawTree<C> {
                 .filter(|pair| key(&pair[0]).clear_below(0) == key(&pair[1]).clear_below(0))
                 .count();
             if shared < run.len() / 4 {
-                self.get_each_descending(&descent, run, &key, &mut found);
+                self.get_each_descending::<true, _>(&descent, run, &key, &mut found);
                 continue;
             }
             let mut finger = self.finger::<false>(&descent, key(&run[0]));
@@ -524,6 +571,27 @@ impl<C: Config> RawTree<C> {
         finger.node
     }
 
+    /// The root's children as a table, for a root above the last level.
+    fn root_table(&self, descent: &Descent<C::Key>) -> Option<RootTable<C::Key>> {
+        if descent.root_shift == 0 {
+            return None;
+        }
+        let mut children = [None; 256];
+        let mut pos = 0;
+        // SAFETY: the root is live while the batch borrows the tree, and
+        // above the last level its slots are child references.
+        while let Some(e) = unsafe { entry_at::<RefOf<C>>(descent.root, pos) } {
+            // SAFETY: as above: a live slot holding a live child's reference.
+            children[usize::from(e.chunk)] = Some(follow::<C>(&self.mem, unsafe { e.slot.read() }));
+            pos = e.next;
+        }
+        Some(RootTable {
+            root_shift: descent.root_shift,
+            largest: descent.largest,
+            children,
+        })
+    }
+
     /// What every walk of a batch starts from.
     fn descent(&self) -> Descent<C::Key> {
         let empty = NodePtr::new(NonNull::from(&EMPTY_LAST_LEVEL).cast(), Kind::N256);
@@ -558,6 +626,7 @@ impl<C: Config> RawTree<C> {
 
 #[cfg(test)]
 mod tests {
+    use super::Descend;
     use crate::RadixMap;
 
     /// Keys in ascending runs, repeats, random jumps and absent keys, so
@@ -599,19 +668,44 @@ mod tests {
         );
         assert_eq!(sharing, expected);
         assert_eq!(pipelined, expected);
-        // The selecting mode, with the first last-level node the keys
-        // reach as its spare (whatever `get_each_small`'s sample decides).
+        // A small tree's modes (whatever `get_each_small`'s sample
+        // decides): from the root and, above the last level, from its
+        // table; walking, and selecting with the first last-level node the
+        // keys reach as the spare.
         let descent = map.descent();
-        let spare = keys.iter().find_map(|&k| {
-            match descent.last_level_or_spare(&map.mem, k, descent.empty) {
-                Some((node, true)) => Some(node),
-                _ => None,
-            }
-        });
+        check_small_modes(map, &descent, keys, &expected);
+        if let Some(table) = map.root_table(&descent) {
+            check_small_modes(map, &table, keys, &expected);
+        }
+    }
+
+    fn check_small_modes(
+        map: &RadixMap<u64, u64>,
+        start: &impl Descend<u64>,
+        keys: &[u64],
+        expected: &[Option<u64>],
+    ) {
+        let mut descending = Vec::new();
+        map.get_each_descending::<false, _>(
+            start,
+            keys,
+            |&k| k,
+            |_, v| {
+                descending.push(v.copied());
+            },
+        );
+        assert_eq!(descending, expected);
+        let empty = map.descent().empty;
+        let spare =
+            keys.iter()
+                .find_map(|&k| match start.last_level_or_spare(&map.mem, k, empty) {
+                    Some((node, true)) => Some(node),
+                    _ => None,
+                });
         if let Some(spare) = spare {
             let mut selecting = Vec::new();
             map.get_each_selecting(
-                &descent,
+                start,
                 spare,
                 keys,
                 |&k| k,
@@ -620,20 +714,6 @@ mod tests {
                 },
             );
             assert_eq!(selecting, expected);
-        }
-        // The filtered mode, wherever the root is a node4 or node16.
-        if let Some(filter) = descent.root_filter() {
-            let mut filtered = Vec::new();
-            map.get_each_filtered(
-                &descent,
-                &filter,
-                keys,
-                |&k| k,
-                |_, v| {
-                    filtered.push(v.copied());
-                },
-            );
-            assert_eq!(filtered, expected);
         }
     }
 
@@ -656,7 +736,8 @@ mod tests {
 
     /// Trees whose node4 or node16 root most keys miss, at every height
     /// (the root the last level, too), looked up through `get_each` in
-    /// batches longer than the sample, which then filter at the root.
+    /// batches long enough for a root table where the root is above the
+    /// last level.
     #[test]
     fn keys_that_mostly_miss_at_the_root() {
         for (present, shift) in [
@@ -666,7 +747,7 @@ mod tests {
         ] {
             let map: RadixMap<u64, u64> = present.iter().map(|&k| (k, k ^ 0x55)).collect();
             assert_eq!(map.root_shift, shift);
-            assert!(map.descent().root_filter().is_some());
+            assert_eq!(map.root_table(&map.descent()).is_some(), shift > 0);
             let mut keys: Vec<u64> = (0..300u64)
                 .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (56 - shift))
                 .collect();
@@ -701,7 +782,20 @@ mod tests {
 
     #[test]
     fn batches_shorter_and_longer_than_the_pipeline_and_the_sample() {
-        let map: RadixMap<u64, u64> = (0..100u64).map(|k| (k * 1000, k)).collect();
+        // Three levels, and two: there the root is the level above the
+        // last, which a long batch's root table then selects from. Eight
+        // keys to a last-level node, so that a spare searched in place of
+        // an absent one would match some of the probes.
+        for count in [100u64, 50] {
+            let map: RadixMap<u64, u64> = (0..count)
+                .flat_map(|k| (0..8).map(move |j| (k * 1000 + j * 31, k + j)))
+                .collect();
+            assert_eq!(map.root_shift, if count == 100 { 16 } else { 8 });
+            check_batch_lengths(&map);
+        }
+    }
+
+    fn check_batch_lengths(map: &RadixMap<u64, u64>) {
         for len in [
             1,
             2,
@@ -710,12 +804,14 @@ mod tests {
             super::DEPTH + 1,
             3 * super::DEPTH,
             // Longer than a small tree's sample, which on these keys
-            // (three in four paths end above the last level) selects.
+            // (three in four paths end above the last level) selects,
+            // and long enough for a root table.
             super::SAMPLE + 1,
+            super::SAMPLE + super::TABLE_MIN_ITEMS,
             20 * super::SAMPLE,
         ] {
             let keys: Vec<u64> = (0..len as u64).map(|i| (i * 7919) % 100_000).collect();
-            check_every_mode(&map, &keys);
+            check_every_mode(map, &keys);
         }
     }
 }
