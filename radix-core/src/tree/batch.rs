@@ -193,21 +193,18 @@ struct RootTable<K> {
 }
 
 impl<K: Key> RootTable<K> {
-    /// The root's child for `key`'s chunk; `None` where the root has none
-    /// or `key` is above it.
+    /// The table's entry for `key`'s chunk (the root's child, if it has
+    /// one); `None` for a key above the root.
     #[inline(always)]
-    fn child(&self, key: K) -> Option<NodePtr> {
-        if key > self.largest {
-            return None;
-        }
-        self.children[usize::from(key.chunk(self.root_shift))]
+    fn entry(&self, key: K) -> Option<Option<NodePtr>> {
+        (key <= self.largest).then(|| self.children[usize::from(key.chunk(self.root_shift))])
     }
 }
 
 impl<K: Key> Descend<K> for RootTable<K> {
     #[inline(always)]
     fn last_level<M: Memory>(&self, mem: &M, key: K) -> Option<NodePtr> {
-        let child = self.child(key)?;
+        let child = self.entry(key).flatten()?;
         // SAFETY: the root's child on `key`'s path, at the level below
         // the root.
         unsafe { descend_to_last_level(mem, child, self.root_shift - SPAN, key) }
@@ -220,10 +217,7 @@ impl<K: Key> Descend<K> for RootTable<K> {
         key: K,
         spare: NodePtr,
     ) -> Option<(NodePtr, bool)> {
-        if key > self.largest {
-            return None;
-        }
-        let child = self.children[usize::from(key.chunk(self.root_shift))];
+        let child = self.entry(key)?;
         if self.root_shift == SPAN {
             // The table is the level above the last: select, as a node256
             // there does.
@@ -686,33 +680,17 @@ mod tests {
         expected: &[Option<u64>],
     ) {
         let mut descending = Vec::new();
-        map.get_each_descending::<false, _>(
-            start,
-            keys,
-            |&k| k,
-            |_, v| {
-                descending.push(v.copied());
-            },
-        );
+        let record = |answers: &mut Vec<Option<u64>>, v: Option<&u64>| answers.push(v.copied());
+        map.get_each_descending::<false, _>(start, keys, |&k| k, |_, v| record(&mut descending, v));
         assert_eq!(descending, expected);
         let empty = map.descent().empty;
-        let spare =
-            keys.iter()
-                .find_map(|&k| match start.last_level_or_spare(&map.mem, k, empty) {
-                    Some((node, true)) => Some(node),
-                    _ => None,
-                });
+        let spare = keys.iter().find_map(|&k| {
+            let (node, present) = start.last_level_or_spare(&map.mem, k, empty)?;
+            present.then_some(node)
+        });
         if let Some(spare) = spare {
             let mut selecting = Vec::new();
-            map.get_each_selecting(
-                start,
-                spare,
-                keys,
-                |&k| k,
-                |_, v| {
-                    selecting.push(v.copied());
-                },
-            );
+            map.get_each_selecting(start, spare, keys, |&k| k, |_, v| record(&mut selecting, v));
             assert_eq!(selecting, expected);
         }
     }
