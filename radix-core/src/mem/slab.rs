@@ -512,10 +512,10 @@ impl Slab {
         #[cfg(all(target_os = "linux", not(miri)))]
         if self.decommits {
             use rustix::mm::{madvise, Advice};
-            // SAFETY: the block is ours, whole pages (at least a page, and
-            // aligned to its size, a power of two) and holds nothing live;
-            // after `MADV_DONTNEED` the mapping stays valid and reads as
-            // zeros.
+            // The block is whole pages: at least a page, and aligned to its
+            // size, a power of two.
+            // SAFETY: the block is ours, whole pages and holds nothing live;
+            // after `MADV_DONTNEED` the mapping stays valid, reading zeros.
             let given_back = unsafe {
                 madvise(
                     block.as_ptr().cast(),
