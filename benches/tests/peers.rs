@@ -19,12 +19,15 @@ use tidstore::Tid;
 static GLOBAL: CountingAlloc = CountingAlloc;
 
 /// Small enough for an unoptimised test run, big enough for several tree
-/// levels and full nodes.
-const SCALE: f64 = 0.002;
+/// levels and full nodes: 0.2 % of each workload at full depth, a quarter
+/// of that by default.
+fn scale() -> f64 {
+    test_depth::pick(0.002, 0.0005, 0.0005)
+}
 
 fn tiny_cases(spec: &str) -> Vec<Case> {
     let variant = Variant::default();
-    let sizing = Sizing::scaled(Size::Default, SCALE);
+    let sizing = Sizing::scaled(Size::Default, scale());
     let mut cases = workloads::parse(spec, sizing, variant).unwrap();
     if spec == "RT-1" || spec == "RT-2" {
         let random = Variant { random_block: true };

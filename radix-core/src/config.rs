@@ -179,19 +179,19 @@ impl<C: Config> Pools<C> {
     }
 
     /// Pool of the lazy leaves (only when lazy expansion is on).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn lazy() -> usize {
         Self::NODE_POOLS
     }
 
     /// Pool of an inner node of `class`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn inner(class: usize) -> usize {
         class
     }
 
     /// Pool of a last-level node of `class`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn leaf(class: usize) -> usize {
         if Self::SHARED {
             class
@@ -201,7 +201,7 @@ impl<C: Config> Pools<C> {
     }
 
     /// Pool of a node of `class` at `shift`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn at(class: usize, shift: u32) -> usize {
         if shift == 0 {
             Self::leaf(class)

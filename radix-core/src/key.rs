@@ -84,53 +84,53 @@ macro_rules! impl_key {
             const MAX: Self = <$t>::MAX;
             const MIN: Self = 0;
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn chunk(self, shift: u32) -> u8 {
                 // `shift` is below BITS by construction; the cast keeps the
                 // low eight bits, which is the chunk.
                 (self >> shift) as u8
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn above(self, shift: u32) -> bool {
                 // `shift` is a node's shift, below BITS by construction.
                 // (Widened so that `u8` needs no special case.)
                 (self >> shift) as u128 > 0xFF
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn root_shift(self) -> u32 {
                 let bits = <$t>::BITS - (self | 1).leading_zeros();
                 (bits - 1) / SPAN * SPAN
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn with_chunk(self, shift: u32, chunk: u8) -> Self {
                 (self & !((0xFF as $t) << shift)) | ((chunk as $t) << shift)
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn clear_below(self, shift: u32) -> Self {
                 let top = shift + SPAN;
                 if top >= <$t>::BITS { 0 } else { (self >> top) << top }
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn largest_under(shift: u32) -> Self {
                 <$t>::MAX >> (<$t>::BITS - SPAN).saturating_sub(shift)
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn prefix_word(self, shift: u32) -> Self {
                 self.clear_below(shift) | shift as $t
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn word_shift(self) -> u32 {
                 u32::from(self as u8)
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn matches_word(self, word: Self) -> bool {
                 // Two shifts, each below BITS, where one by `shift + 8`
                 // could reach BITS at the top level. (`checked_shr` folds
@@ -139,19 +139,19 @@ macro_rules! impl_key {
                 ((self ^ word) >> word.word_shift()).checked_shr(SPAN).unwrap_or(0) == 0
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn diverging_shift(self, other: Self) -> u32 {
                 debug_assert_ne!(self, other);
                 let top_bit = <$t>::BITS - 1 - (self ^ other).leading_zeros();
                 top_bit / SPAN * SPAN
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn checked_next(self) -> Option<Self> {
                 self.checked_add(1)
             }
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn checked_prev(self) -> Option<Self> {
                 self.checked_sub(1)
             }

@@ -67,7 +67,7 @@ pub struct NodePtr {
 
 impl NodePtr {
     /// Tags `node`, which must be [`NODE_ALIGN`]-aligned, with `kind`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn new(node: NonNull<u8>, kind: Kind) -> Self {
         debug_assert_eq!(node.addr().get() & TAG_MASK, 0, "misaligned node");
         let tagged = node.map_addr(|a| a | ((kind as usize) << KIND_SHIFT));
@@ -75,7 +75,7 @@ impl NodePtr {
     }
 
     /// Tags `leaf`, which must be [`NODE_ALIGN`]-aligned, as a lazy leaf.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn lazy(leaf: NonNull<u8>) -> Self {
         debug_assert_eq!(leaf.addr().get() & TAG_MASK, 0, "misaligned lazy leaf");
         Self {
@@ -84,7 +84,7 @@ impl NodePtr {
     }
 
     /// Whether this points to a lazy leaf rather than a node.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn is_lazy(self) -> bool {
         self.tagged.addr().get() & LAZY_BIT != 0
     }
@@ -92,21 +92,21 @@ impl NodePtr {
     /// Whether this points to a lazy leaf, or (path compression) to a node
     /// that skips key bytes: whether a lookup must look closer before it
     /// descends. One test of the tag for both.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn needs_check(self) -> bool {
         self.tagged.addr().get() & (LAZY_BIT | PREFIXED_BIT) != 0
     }
 
     /// Whether the reference this came from flags a node that skips key
     /// bytes (path-compressed trees only).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn is_prefixed(self) -> bool {
         !self.is_lazy() && self.tagged.addr().get() & PREFIXED_BIT != 0
     }
 
     /// This node pointer with the skipped-bytes flag set as `prefixed`
     /// says. The node must be 16-aligned, as path-compressed trees' are.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn with_prefixed(self, prefixed: bool) -> Self {
         debug_assert!(!self.is_lazy(), "a lazy leaf has no prefix");
         let flag = if prefixed { PREFIXED_BIT } else { 0 };
@@ -122,7 +122,7 @@ impl NodePtr {
     /// This node pointer without the skipped-bytes flag: the form every
     /// other method expects. A lazy leaf is returned unchanged (bit 3 is
     /// part of its address).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn without_prefixed(self) -> Self {
         if self.is_lazy() {
             self
@@ -132,13 +132,13 @@ impl NodePtr {
     }
 
     /// A node pointer from its tagged form, as [`NodePtr::tagged`] gave it.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn from_tagged(tagged: NonNull<u8>) -> Self {
         Self { tagged }
     }
 
     /// The tagged form: the node's address with the kind in its low bits.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn tagged(self) -> NonNull<u8> {
         self.tagged
     }
@@ -146,19 +146,19 @@ impl NodePtr {
     /// The tag's kind bits as a plain integer (its low two bits are the
     /// [`Kind`] discriminant; the rest are not cleared), for
     /// [`dispatch!`](crate::node::dispatch), which tests them one by one.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn tag_bits(self) -> usize {
         self.tagged.addr().get() >> KIND_SHIFT
     }
 
     /// The kind of the node this points to, read from the tag alone.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn kind(self) -> Kind {
         kind_of(self.tagged.addr().get())
     }
 
     /// The node's address, tags removed, with the original provenance.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn addr(self) -> NonNull<u8> {
         self.tagged.map_addr(|a| {
             // SAFETY: the untagged address is a node's, which is a real
@@ -172,7 +172,7 @@ impl NodePtr {
     /// constant to subtract, which the compiler folds into the offsets of
     /// the loads that follow, where [`addr`](Self::addr) costs a mask.
     /// Used where a dispatch on the kind has just established it.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn addr_as(self, kind: Kind) -> NonNull<u8> {
         debug_assert_eq!(self.kind(), kind, "addr_as with another kind");
         debug_assert!(!self.is_lazy(), "addr_as of a lazy leaf");
@@ -186,14 +186,14 @@ impl NodePtr {
     }
 
     /// The node's address, cast to its concrete type.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn cast<T>(self) -> NonNull<T> {
         self.addr().cast()
     }
 }
 
 /// The node kind carried by the low bits of a tagged word.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn kind_of(tagged: usize) -> Kind {
     Kind::from_bits((tagged & KIND_MASK) >> KIND_SHIFT)
 }

@@ -103,7 +103,7 @@ impl<C: Config> InsertHint<C> {
     };
 
     /// The hinted slot, if keys with `prefix` lead to it.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn get(&self, prefix: C::Key) -> Option<NonNull<RefOf<C>>> {
         (self.prefix == prefix).then_some(self.slot)
     }
@@ -136,7 +136,7 @@ where
 }
 
 /// The node a stored reference names.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn resolve<M: Memory>(mem: &M, stored: M::Ref) -> NodePtr {
     NodePtr::from_tagged(mem.resolve(stored))
 }
@@ -144,14 +144,14 @@ pub(crate) fn resolve<M: Memory>(mem: &M, stored: M::Ref) -> NodePtr {
 /// The node a stored reference of configuration `C` names, without the
 /// skipped-bytes flag of a path-compressed tree (see [`crate::ptr`]): what
 /// every use but the lookup's descent wants.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn follow<C: Config>(mem: &C::Memory, stored: RefOf<C>) -> NodePtr {
     unflagged::<C>(resolve(mem, stored))
 }
 
 /// `node` without the skipped-bytes flag, which only path-compressed trees
 /// have (elsewhere bit 3 is part of the address).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn unflagged<C: Config>(node: NodePtr) -> NodePtr {
     if C::COMPRESSION.path() {
         node.without_prefixed()
@@ -161,13 +161,13 @@ pub(crate) fn unflagged<C: Config>(node: NodePtr) -> NodePtr {
 }
 
 /// Whether `node`, as a reference named it, carries the skipped-bytes flag.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn flagged<C: Config>(node: NodePtr) -> bool {
     C::COMPRESSION.path() && node.is_prefixed()
 }
 
 /// The stored reference to `node`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn stored<M: Memory>(mem: &M, node: NodePtr) -> M::Ref {
     mem.to_ref(node.tagged())
 }
@@ -177,7 +177,7 @@ pub(crate) fn stored<M: Memory>(mem: &M, node: NodePtr) -> M::Ref {
 /// # Safety
 ///
 /// `node` is live and its slots are `S`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn find_slot<S>(node: NodePtr, chunk: u8) -> Option<NonNull<S>> {
     // SAFETY: forwarded contract.
     unsafe { dispatch!(node, K => K::find::<S>(node.addr_as(K::KIND), chunk)) }
@@ -189,7 +189,7 @@ pub(crate) unsafe fn find_slot<S>(node: NodePtr, chunk: u8) -> Option<NonNull<S>
 /// # Safety
 ///
 /// `node` is a live inner node of a tree on `mem`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn find_child<M: Memory>(mem: &M, node: NodePtr, chunk: u8) -> Option<NodePtr> {
     // The test for an absent child is inside each kind's arm, right after
     // its load: with one test after the arms meet, LLVM moves the loads
@@ -211,7 +211,7 @@ pub(crate) unsafe fn find_child<M: Memory>(mem: &M, node: NodePtr, chunk: u8) ->
 ///
 /// `node` is a live node at `shift` of an uncompressed tree on `mem`
 /// whose chunks above `shift` agree with `key`'s.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn descend_to_last_level<K: Key, M: Memory>(
     mem: &M,
     mut node: NodePtr,
@@ -241,7 +241,7 @@ pub(crate) unsafe fn descend_to_last_level<K: Key, M: Memory>(
 /// # Safety
 ///
 /// `node` is a live last-level node of a tree of configuration `C`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn find_value_slot<C: Config>(
     node: NodePtr,
     chunk: u8,
@@ -257,7 +257,7 @@ pub(crate) unsafe fn find_value_slot<C: Config>(
 /// # Safety
 ///
 /// As for [`find_value_slot`].
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn search_value_slot<C: Config, const PREFETCH_SLOTS: bool>(
     node: NodePtr,
     chunk: u8,
@@ -283,7 +283,7 @@ pub(crate) unsafe fn search_value_slot<C: Config, const PREFETCH_SLOTS: bool>(
 /// # Safety
 ///
 /// `node` is live and its slots are `S`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn entry_at<S>(node: NodePtr, pos: u16) -> Option<Entry<S>> {
     // SAFETY: forwarded contract.
     unsafe { dispatch!(node, K => K::entry_at::<S>(node.addr_as(K::KIND), pos)) }
@@ -294,7 +294,7 @@ pub(crate) unsafe fn entry_at<S>(node: NodePtr, pos: u16) -> Option<Entry<S>> {
 /// # Safety
 ///
 /// `node` is live.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn seek(node: NodePtr, chunk: u8) -> u16 {
     // SAFETY: forwarded contract.
     unsafe { dispatch!(node, K => K::seek(node.addr_as(K::KIND), chunk)) }
@@ -305,7 +305,7 @@ pub(crate) unsafe fn seek(node: NodePtr, chunk: u8) -> u16 {
 /// # Safety
 ///
 /// `node` is live and its slots are `S`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn entry_before<S>(node: NodePtr, end: u16) -> Option<Entry<S>> {
     // SAFETY: forwarded contract.
     unsafe { dispatch!(node, K => K::entry_before::<S>(node.addr_as(K::KIND), end)) }
@@ -405,7 +405,7 @@ pub(crate) unsafe fn walk_nodes<C: Config, A: Borrow<C::Memory>>(
 /// # Safety
 ///
 /// `node` is a live node of a tree of configuration `C`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn node_key<C: Config>(node: NodePtr, path_key: C::Key) -> C::Key {
     if C::COMPRESSION.path() {
         // SAFETY: the caller's contract; such nodes have a prefix word.
@@ -423,7 +423,7 @@ pub(crate) unsafe fn node_key<C: Config>(node: NodePtr, path_key: C::Key) -> C::
 /// # Safety
 ///
 /// `node` is live in a tree of configuration `C`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn node_shift<C: Config>(node: NodePtr, start: u32) -> u32 {
     if C::COMPRESSION.path() && !node.is_lazy() {
         // SAFETY: the caller's contract; path-compressed nodes have a
@@ -673,7 +673,7 @@ impl<C: Config> RawTree<C> {
     /// Unrolling every level (a jump on the root's shift into
     /// straight-line code) measured the same on RT-5 but 1.10x on RT-1's
     /// three levels: entering the sequence costs more than a short loop.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn find(&self, key: C::Key) -> Option<NonNull<SlotOf<C>>> {
         if !C::COMPRESSION.is_none() {
             return self.find_compressed(key);
@@ -685,7 +685,7 @@ impl<C: Config> RawTree<C> {
     }
 
     /// The last-level node on `key`'s path, if the path gets there.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn last_level(&self, key: C::Key) -> Option<NodePtr> {
         let node = follow::<C>(&self.mem, self.root?);
         if key.above(self.root_shift) {
@@ -727,7 +727,7 @@ impl<C: Config> RawTree<C> {
     ///
     /// It borrows the memory field alone, so that locations held into the
     /// root field stay valid.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn reserve(
         mem: &mut C::Memory,
         needs: &Needs,
@@ -743,7 +743,7 @@ impl<C: Config> RawTree<C> {
     }
 
     /// Counts the nodes of a chain built by [`Self::chain`] from `shift`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn chain_needs(needs: &mut Needs, shift: u32) {
         needs.add(Pools::<C>::inner(0), (shift / SPAN) as usize);
         needs.add(Pools::<C>::leaf(0), 1);
@@ -754,7 +754,7 @@ impl<C: Config> RawTree<C> {
     /// # Safety
     ///
     /// `node` is a live node at `shift`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) unsafe fn grow_needs(needs: &mut Needs, node: NodePtr, shift: u32) {
         // SAFETY: forwarded contract.
         let (count, class) = unsafe { (node::count(node.addr()), node::class(node.addr())) };
@@ -866,7 +866,7 @@ impl<C: Config> RawTree<C> {
     ///
     /// `root` is the live root field of a non-empty tree on `mem` whose root
     /// is at `root_shift`, at or above the key's level.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn descend_to_leaf(
         mem: &C::Memory,
         root: NonNull<RefOf<C>>,
@@ -952,7 +952,7 @@ impl<C: Config> RawTree<C> {
     ///
     /// `end` is where `key`'s path ends in a live tree on `mem`: its node
     /// has no child for the key's chunk at its shift.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn insert_below(
         mem: &mut C::Memory,
         end: PathEnd<C>,
@@ -984,7 +984,7 @@ impl<C: Config> RawTree<C> {
     /// # Safety
     ///
     /// `loc` holds the live last-level node that `key`'s prefix leads to.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn insert_at_leaf(
         mem: &mut C::Memory,
         loc: NonNull<RefOf<C>>,
@@ -1354,7 +1354,7 @@ impl<C: Config> RawTree<C> {
     /// # Safety
     ///
     /// `node` is a live node of this tree.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) unsafe fn word_of(node: NodePtr) -> C::Key {
         if C::COMPRESSION.path() {
             // SAFETY: the caller's contract.
@@ -1417,7 +1417,7 @@ impl<C: Config> RawTree<C> {
     /// # Safety
     ///
     /// `loc` is a live location holding a node reference.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn relink(mem: &C::Memory, loc: NonNull<RefOf<C>>, node: NodePtr) {
         // SAFETY: the caller's contract.
         unsafe {
@@ -1505,7 +1505,7 @@ impl<C: Config> RawTree<C> {
 /// # Safety
 ///
 /// `node` is live with slots `S`, lacks `chunk` and has room.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn insert_entry<S>(node: NodePtr, chunk: u8, value: S) {
     // SAFETY: forwarded contract.
     unsafe { dispatch!(node, K => K::insert::<S>(node.addr_as(K::KIND), chunk, value)) }
@@ -1517,7 +1517,7 @@ pub(crate) unsafe fn insert_entry<S>(node: NodePtr, chunk: u8, value: S) {
 /// # Safety
 ///
 /// `node` is live with slots `S`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn remove_entry<S>(node: NodePtr, chunk: u8) -> Option<S> {
     // SAFETY: forwarded contract.
     unsafe { dispatch!(node, K => K::remove::<S>(node.addr_as(K::KIND), chunk)) }

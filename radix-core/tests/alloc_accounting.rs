@@ -465,7 +465,7 @@ tree_config!(U128LeafBigTracked, u128, Leaf<BigTracked>);
 fn every_byte_and_every_drop_is_accounted_for() {
     COUNTED.set(true);
     let start = live();
-    let n = scaled(20_000, 150);
+    let n = test_depth::pick(20_000, 5_000, 150);
     for insert_only in [false, true] {
         returns_every_byte::<U64Auto>(n, insert_only);
         returns_every_byte::<U64Leaf>(n, insert_only);
@@ -477,7 +477,7 @@ fn every_byte_and_every_drop_is_accounted_for() {
         returns_every_byte::<U128Auto>(n, insert_only);
     }
 
-    let n = scaled(3_000, 100);
+    let n = test_depth::pick(3_000, 1_000, 100);
     for insert_only in [false, true] {
         drops_once::<U64AutoTracked, Tracked>(n, insert_only);
         drops_once::<U64LeafTracked, Tracked>(n, insert_only);

@@ -169,24 +169,13 @@ where
     true
 }
 
-/// Cases per configuration: the whole file stays well under 30 s in the
-/// debug test profile on two cores.
-fn cases() -> u64 {
-    if cfg!(miri) {
-        2
-    } else {
-        300
-    }
-}
-
 fn check<C, const INSERT_ONLY: bool>()
 where
     C: Config<Layout: TestLayout, Memory = LocalMemory>,
 {
-    let size = if cfg!(miri) { 8 } else { 100 };
     QuickCheck::new()
-        .rng(Gen::new(size))
-        .tests(cases())
+        .rng(Gen::new(test_depth::pick(100, 100, 8)))
+        .tests(test_depth::cases(300, 30, 2))
         .quickcheck(run::<C, INSERT_ONLY> as fn(Ops) -> bool);
 }
 
@@ -273,7 +262,7 @@ fn readers_on_threads_see_the_same_tree() {
     let mut t = RawTree::<Cfg>::new();
     let mut model = BTreeMap::new();
     let mut rng = SplitMix64::new(0x7EAD);
-    for i in 0..scaled(5000, 50) {
+    for i in 0..test_depth::pick(5000, 1000, 50) {
         let w = rng.next_u64() as u128 & 0x07FF_00FF;
         let tg = tag(w, i as u64);
         put(&mut t, w as u64, tg);

@@ -1144,27 +1144,15 @@ where
     }
 }
 
-/// Cases per configuration; `QUICKCHECK_TESTS` overrides it.
-fn cases(full: u64) -> u64 {
-    if cfg!(miri) {
-        return 2;
-    }
-    std::env::var("QUICKCHECK_TESTS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(full)
-}
-
 fn check_mutable<C, const INSERT_ONLY: bool>()
 where
     C: Config<Memory = LocalMemory> + Removable,
     C::Layout: MutableLayout + CloneLayout,
     ValueOf<C>: Val,
 {
-    let size = if cfg!(miri) { 8 } else { 40 };
     QuickCheck::new()
-        .rng(Gen::new(size))
-        .tests(cases(80))
+        .rng(Gen::new(test_depth::pick(40, 40, 8)))
+        .tests(test_depth::cases(80, 10, 2))
         .quickcheck(run::<C, INSERT_ONLY> as fn(Ops) -> bool);
 }
 
@@ -1376,10 +1364,9 @@ where
     C: Config<Layout: TestLayout + CloneLayout, Memory = LocalMemory>,
     ValueOf<C>: PartialEq,
 {
-    let size = if cfg!(miri) { 8 } else { 40 };
     QuickCheck::new()
-        .rng(Gen::new(size))
-        .tests(cases(80))
+        .rng(Gen::new(test_depth::pick(40, 40, 8)))
+        .tests(test_depth::cases(80, 10, 2))
         .quickcheck(run_shared::<C> as fn(SharedOps) -> bool);
 }
 
@@ -1425,7 +1412,7 @@ fn retain_in_batches() {
         ValueOf<C>: Val,
     {
         let max = max_of::<C::Key>();
-        let n: u128 = if cfg!(miri) { 40 } else { 5000 };
+        let n: u128 = test_depth::pick(5000, 1000, 40);
         let mut base = RawTree::<C>::new();
         let mut model = Model::new();
         let mut rng = SplitMix64::new(0xBA7C);
@@ -1560,7 +1547,7 @@ radix_core::radix_tree! {
 #[test]
 fn generated_type_forwards() {
     let mut rng = SplitMix64::new(0x6E4E);
-    let rounds = if cfg!(miri) { 20 } else { 3000 };
+    let rounds = test_depth::pick(3000, 1000, 20);
     let mut t = Gen64::new();
     let mut model: BTreeMap<u64, u64> = BTreeMap::new();
     let key = |rng: &mut SplitMix64| match rng.below(4) {

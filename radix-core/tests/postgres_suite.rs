@@ -19,6 +19,7 @@ use common::*;
 use radix_core::mem::LocalMemory;
 use radix_core::value::{Auto, Embedded, Inline, Leaf, VarBytes, Varlen};
 use radix_core::{Config, Key, Kind, RawTree, SizeClasses};
+use test_depth::pick;
 
 const CUSTOM: SizeClasses = SizeClasses::new(CUSTOM_CAPS);
 const TWO: SizeClasses = SizeClasses::new(TWO_CAPS);
@@ -227,7 +228,7 @@ fn random<C: Config<Layout: TestLayout, Memory = LocalMemory>>(draws: usize, see
         }
     }
     // Keys above the mask are all absent.
-    for _ in 0..scaled(1000, 20) {
+    for _ in 0..pick(1000, 200, 20) {
         let w = (rng.next_u128() & max) | (mask + 1);
         if w <= max && !model.contains_key(&w) {
             assert!(t.get(k(w)).is_none(), "key {w:#x} outside the mask found");
@@ -238,7 +239,7 @@ fn random<C: Config<Layout: TestLayout, Memory = LocalMemory>>(draws: usize, see
     assert_same(&t, &model);
 
     // Ranges.
-    for _ in 0..scaled(16, 3) {
+    for _ in 0..pick(16, 16, 3) {
         let (a, b) = (rng.next_u64() as u128 & mask, rng.next_u64() as u128 & mask);
         let (lo, hi) = (a.min(b), a.max(b));
         let got = |r: (Bound<C::Key>, Bound<C::Key>)| t.range(r).map(|(k, _)| wide(k)).collect();
@@ -320,7 +321,7 @@ fn replace_cycle<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
                 [3, 30, 0, 8, 7, 8, 7, 40, 1, 9, 2]
                     .into_iter()
                     .cycle()
-                    .take(scaled(44, 11)),
+                    .take(pick(44, 44, 11)),
             )
             .collect();
         let mut current: Option<u64> = None;
@@ -467,10 +468,9 @@ fn churn<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
     let k = |w: u128| key::<C::Key>(w);
     for &n in counts {
         for shift in [0, 8] {
-            let rounds = match (cfg!(miri), n) {
-                (true, _) => 3,
-                (false, 40) => 100,
-                (false, _) => 12,
+            let rounds = match n {
+                40 => pick(100, 25, 3),
+                _ => pick(12, 6, 3),
             };
             let ctx = format!("n={n} shift={shift}");
             let keys: Vec<u128> = (0..n).map(|i| spread_chunk(i) << shift).collect();
@@ -561,7 +561,7 @@ fn memory_to_empty<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
     }
 
     // Many keys, deleted; then many keys, cleared.
-    let n = scaled(10_000, 200);
+    let n = pick(10_000, 2_000, 200);
     let mut rng = SplitMix64::new(0x4B1D);
     let keys: Vec<u128> = (0..n)
         .map(|i| match i % 3 {
@@ -752,7 +752,7 @@ fn thresholds<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
         // A random walk of single-child changes, alternately filling and
         // draining, so every boundary is crossed both ways from both sides.
         let mut rng = SplitMix64::new(0x5EED ^ shift as u64);
-        let steps = scaled(4000, 150);
+        let steps = pick(4000, 1000, 150);
         for step in 0..steps {
             let filling = (step / 400) % 2 == 0;
             let insert = rng.percent(if filling { 90 } else { 10 });
@@ -919,7 +919,7 @@ fn ordered_access<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
     keys.extend([max - 256, max - 1, max]);
     let mut rng = SplitMix64::new(0xB0_0D5);
     let base = rng.next_u128() & max;
-    for i in 0..scaled(40, 6) {
+    for i in 0..pick(40, 20, 6) {
         keys.insert(rng.next_u128() & max);
         keys.insert(base.saturating_add(i as u128 * 3).min(max));
     }
@@ -948,8 +948,9 @@ fn ordered_access<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
             probes.insert(w.saturating_add(1).min(max));
         }
     }
-    // At most about 28 (5 under Miri) probes, evenly spread.
-    let wanted = scaled(28, 5);
+    // At most about 28 probes (12 by default, 5 under Miri), evenly
+    // spread.
+    let wanted = pick(28, 12, 5);
     let stride = probes.len().div_ceil(wanted);
     let probes: Vec<u128> = probes.into_iter().step_by(stride).chain([max]).collect();
     let mut checked = 0;
@@ -970,7 +971,7 @@ fn ordered_access<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
                     // Backwards, and one of the mixed patterns in turn.
                     let patterns = walk_patterns(a as u64 ^ (b as u64) << 1);
                     let mixed = patterns[checked % patterns.len()];
-                    for pattern in [!0, mixed].into_iter().take(scaled(2, 1)) {
+                    for pattern in [!0, mixed].into_iter().take(pick(2, 2, 1)) {
                         let what = format!("range ({lo:?}, {hi:?})");
                         assert_walk::<C, _>(t.range((lo.map(k), hi.map(k))), &want, pattern, &what);
                     }
@@ -1073,7 +1074,7 @@ fn every_step_verified<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
             step(&mut t, c, false, &mut model);
         }
         let mut rng = SplitMix64::new(0x0DD ^ shift as u64);
-        for i in 0..scaled(2000, 100) {
+        for i in 0..pick(2000, 500, 100) {
             let filling = (i / 300) % 2 == 0;
             let c = rng.below(255) as u128;
             let present = model.contains_key(&(c << shift));
@@ -1207,16 +1208,16 @@ macro_rules! suite {
             #[test]
             fn random_keys() {
                 let draws = match <$key as Key>::BITS {
-                    16 => scaled(20_000, 200),
-                    _ => scaled(100_000, 300),
+                    16 => pick(20_000, 4_000, 200),
+                    _ => pick(100_000, 10_000, 300),
                 };
                 random::<Dflt>(draws, 0x0123_4567_89AB_CDEF);
             }
 
             #[test]
             fn random_keys_custom_classes() {
-                random::<Custom>(scaled(20_000, 200), 7);
-                random::<Two>(scaled(20_000, 200), 8);
+                random::<Custom>(pick(20_000, 3_000, 200), 7);
+                random::<Two>(pick(20_000, 3_000, 200), 8);
             }
 
             #[test]

@@ -26,7 +26,7 @@ static_assertions::const_assert_eq!(core::mem::size_of::<ItemPointer>(), 6);
 
 impl ItemPointer {
     /// Packs a TID.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub const fn new(tid: Tid) -> Self {
         Self {
             block_hi: (tid.block() >> 16) as u16,
@@ -36,7 +36,7 @@ impl ItemPointer {
     }
 
     /// The TID.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub const fn tid(self) -> Tid {
         Tid::new(
             ((self.block_hi as u32) << 16) | self.block_lo as u32,
@@ -45,7 +45,7 @@ impl ItemPointer {
     }
 
     /// An integer in TID order, `block << 16 | offset` (`itemptr_encode`).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub const fn encode(self) -> u64 {
         ((self.block_hi as u64) << 32) | ((self.block_lo as u64) << 16) | self.offset as u64
     }

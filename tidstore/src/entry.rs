@@ -52,7 +52,7 @@ impl Header {
     /// cannot be forwarded to that read, which waits for them to retire.
     /// Four more instructions, and TID store loads take 0.89x (two
     /// offsets a block) to 0.96x the time.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn to_word(self) -> u64 {
         let [a, b] = self.offsets[0].to_ne_bytes();
         let [c, d] = self.offsets[1].to_ne_bytes();
@@ -98,7 +98,7 @@ unsafe impl VarlenValue for BlockEntry {
 /// are in bounds for every length and two selects: a `copy_from_slice` of
 /// a length known only at run time is a call to `memcpy`, which cost a
 /// TID store load of two offsets per block a tenth of its instructions.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn inline_offsets(offsets: &[u16]) -> [u16; INLINE_OFFSETS] {
     const _: () = assert!(INLINE_OFFSETS == 3);
     let n = offsets.len();

@@ -75,7 +75,7 @@ impl<'a> OrderedLookup<'a> {
     // Always inlined, with the seek apart: the probe of the remembered
     // block is a compare and a bit test, and a call around it cost TS-2 to
     // TS-4's in-order passes 2x to 2.6x when LLVM stopped inlining it.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn is_member(&mut self, tid: Tid) -> bool {
         let block = tid.block();
         let entry = match self.last {

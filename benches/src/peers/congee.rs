@@ -17,9 +17,11 @@ use super::RtMap;
 use crate::alloc::live_bytes;
 
 /// [`RtMap::quiesce`] re-pins and flushes until the thread's live bytes
-/// have not moved for this many rounds in a row: each flush frees at most
-/// a few bags of retired nodes, and a bag is freed two epochs after it was
-/// sealed.
+/// have not fallen below their lowest for this many rounds in a row: each
+/// flush frees at most a few bags of retired nodes, and a bag is freed two
+/// epochs after it was sealed. (Waiting for them to stop *moving* never
+/// ended: each flush allocates and frees a bag of its own, so the count
+/// moves every round and every quiesce ran its million rounds.)
 const QUIESCE_STILL_ROUNDS: usize = 8;
 
 /// Upper bound on [`RtMap::quiesce`]'s rounds.
@@ -64,20 +66,20 @@ impl RtMap for CongeeMap {
     }
 
     fn quiesce(&mut self) {
-        let mut last = live_bytes();
+        let mut lowest = live_bytes();
         let mut still = 0;
         for _ in 0..QUIESCE_MAX_ROUNDS {
             self.guard.repin();
             self.guard.flush();
             let now = live_bytes();
-            if now == last {
+            if now < lowest {
+                lowest = now;
+                still = 0;
+            } else {
                 still += 1;
                 if still == QUIESCE_STILL_ROUNDS {
                     break;
                 }
-            } else {
-                still = 0;
-                last = now;
             }
         }
     }

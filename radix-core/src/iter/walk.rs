@@ -68,7 +68,7 @@ impl<C: Config> Copy for Path<C> {}
 /// # Safety
 ///
 /// `leaf` is a live lazy leaf of a tree of configuration `C`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn lazy_entry<C: Config>(leaf: NodePtr) -> (C::Key, NonNull<SlotOf<C>>) {
     // SAFETY: the caller's contract.
     unsafe {
@@ -164,7 +164,7 @@ impl<C: Config> Path<C> {
         cursor
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn push(&mut self, node: NodePtr, pos: u16, shift: u32) {
         self.stack[self.depth].write(Frame { node, pos, shift });
         self.depth += 1;
@@ -176,7 +176,7 @@ impl<C: Config> Path<C> {
     /// # Safety
     ///
     /// `child` is a live node of the tree.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn descend(&mut self, shift: u32, chunk: u8, child: NodePtr, pos: u16) {
         // SAFETY: the caller's contract.
         unsafe {
@@ -186,7 +186,7 @@ impl<C: Config> Path<C> {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn top(&mut self) -> &mut Frame {
         // SAFETY: frames below `depth` are initialised.
         unsafe { self.stack[self.depth - 1].assume_init_mut() }
@@ -195,7 +195,7 @@ impl<C: Config> Path<C> {
     /// How a path-compressed node's prefix compares with `bound`'s: the
     /// bound's bits above the node's chunk against the node's (in
     /// `self.key`). Always equal without path compression.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn prefix_order(&self, bound: C::Key, shift: u32) -> core::cmp::Ordering {
         if C::COMPRESSION.path() {
             bound.clear_below(shift).cmp(&self.key)

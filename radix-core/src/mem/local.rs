@@ -184,17 +184,17 @@ unsafe impl Memory for LocalMemory {
     type Error = Infallible;
     const FALLIBLE: bool = false;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn to_ref(&self, tagged: NonNull<u8>) -> LocalRef {
         LocalRef(tagged)
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn resolve(&self, stored: LocalRef) -> NonNull<u8> {
         stored.0
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn reserve_nodes(&mut self, _pool: usize, _count: usize) -> Result<(), Infallible> {
         Ok(())
     }

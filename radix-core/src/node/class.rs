@@ -88,13 +88,13 @@ impl SizeClasses {
 
     /// Number of classes.
     #[allow(clippy::len_without_is_empty)] // never empty by construction
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub const fn len(&self) -> usize {
         self.len as usize
     }
 
     /// Capacity of class `class`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub const fn capacity(&self, class: usize) -> usize {
         // The remainder is the class itself for every class index; taking
         // it lets the compiler drop the bounds check (one `and` instead of
@@ -108,7 +108,7 @@ impl SizeClasses {
     }
 
     /// The node kind that class `class` belongs to.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub const fn kind(&self, class: usize) -> Kind {
         Kind::for_capacity(self.caps[class] as usize)
     }

@@ -48,7 +48,7 @@ pub(crate) const fn lazy_leaf_spec<K, S>() -> PoolSpec {
 /// # Safety
 ///
 /// `leaf` is a live, initialised lazy leaf of key `K` and slot `S`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn key<K: Copy, S>(leaf: NonNull<u8>) -> K {
     // SAFETY: the caller's contract: the key was written at this offset,
     // inside the leaf's allocation.
@@ -65,7 +65,7 @@ pub(crate) unsafe fn key<K: Copy, S>(leaf: NonNull<u8>) -> K {
 /// # Safety
 ///
 /// `leaf` is a live lazy leaf of slot `S`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn slot<S>(leaf: NonNull<u8>) -> NonNull<S> {
     // The slot is at the start of the leaf, aligned as the pool is.
     leaf.cast()
@@ -76,7 +76,7 @@ pub(crate) unsafe fn slot<S>(leaf: NonNull<u8>) -> NonNull<S> {
 /// # Safety
 ///
 /// `leaf` is a fresh allocation from the pool of [`lazy_leaf_spec`].
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn init<K, S>(leaf: NonNull<u8>, key: K, slot: S) {
     // SAFETY: the caller's contract: the allocation holds a slot at its
     // start, aligned for `S`, and the key after it.

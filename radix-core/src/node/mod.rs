@@ -116,7 +116,7 @@ impl Kind {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn from_bits(bits: usize) -> Self {
         match bits & 3 {
             0 => Kind::N4,
@@ -140,7 +140,7 @@ pub(crate) struct Header {
 
 /// Offset of the slot array for slots of type `S`, given the byte offset at
 /// which the kind's index ends.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) const fn slots_offset<S>(index_end: usize) -> usize {
     let align = core::mem::align_of::<S>();
     index_end.div_ceil(align) * align
@@ -174,7 +174,7 @@ pub(crate) const fn node_size<S>(kind: Kind, capacity: usize) -> usize {
 /// # Safety
 ///
 /// `node` must be a live node whose allocation holds slot `i`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn slot_ptr<S>(node: NonNull<u8>, index_end: usize, i: usize) -> NonNull<S> {
     let offset = slots_offset::<S>(index_end) + i * core::mem::size_of::<S>();
     // SAFETY: the caller promises slot `i` is inside the node's allocation.
@@ -182,7 +182,7 @@ pub(crate) unsafe fn slot_ptr<S>(node: NonNull<u8>, index_end: usize, i: usize) 
 }
 
 /// The node's header.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn header(node: NonNull<u8>) -> NonNull<Header> {
     node.cast()
 }
@@ -192,7 +192,7 @@ pub(crate) fn header(node: NonNull<u8>) -> NonNull<Header> {
 /// # Safety
 ///
 /// `node` must point to a live node.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn count(node: NonNull<u8>) -> usize {
     // SAFETY: every node starts with an initialised header.
     unsafe { (*header(node).as_ptr()).count as usize }
@@ -203,7 +203,7 @@ pub(crate) unsafe fn count(node: NonNull<u8>) -> usize {
 /// # Safety
 ///
 /// `node` must point to a live node.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn class(node: NonNull<u8>) -> usize {
     // SAFETY: every node starts with an initialised header.
     unsafe { (*header(node).as_ptr()).class as usize }
@@ -214,7 +214,7 @@ pub(crate) unsafe fn class(node: NonNull<u8>) -> usize {
 /// # Safety
 ///
 /// `node` must point to writable memory of at least a header's size.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn write_header(node: NonNull<u8>, kind: Kind, class: usize) {
     // SAFETY: the caller promises the memory is writable.
     unsafe {
@@ -240,7 +240,7 @@ static ABSENT: usize = 0;
 ///
 /// When `found`, slot `i` of `node` (slots from `index_end`) is an
 /// initialised child reference `R`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn child_or_absent<R: StoredRef>(
     node: NonNull<u8>,
     index_end: usize,
@@ -296,7 +296,7 @@ pub(crate) trait NodeKind {
     /// Starts loading the cache lines of `node`'s slots that a coming
     /// [`find`](Self::find) may read, where that pays. Only a hint: it
     /// reads nothing, so `node` need not be live.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn prefetch_slots<S>(node: NonNull<u8>) {
         let _ = node;
     }
@@ -318,7 +318,7 @@ pub(crate) trait NodeKind {
     /// # Safety
     ///
     /// As [`find`](Self::find); also the slots are as described.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn find_nonnull<S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>> {
         // SAFETY: forwarded contract.
         unsafe { Self::find::<S>(node, chunk) }
@@ -331,7 +331,7 @@ pub(crate) trait NodeKind {
     /// # Safety
     ///
     /// `node` is a live inner node of this kind whose slots are `R`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn find_child<R: StoredRef>(node: NonNull<u8>, chunk: u8) -> Option<R> {
         // SAFETY: caller's contract: the slots are child references.
         unsafe { Self::find::<R>(node, chunk).map(|slot| slot.read()) }
@@ -346,7 +346,7 @@ pub(crate) trait NodeKind {
     ///
     /// `node` is a live node of this kind, not empty (as no node in a
     /// tree is).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn follows_last(node: NonNull<u8>, chunk: u8) -> bool {
         let _ = (node, chunk);
         false
@@ -365,7 +365,7 @@ pub(crate) trait NodeKind {
     /// # Safety
     ///
     /// `node` is a live node of this kind.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn sorted_chunks(node: NonNull<u8>) -> Option<(NonNull<u8>, usize)> {
         let _ = node;
         None
@@ -440,7 +440,7 @@ pub(crate) trait NodeKind {
 ///
 /// `old` is a live node of kind `From` with slots `S`, not used again but
 /// to be freed without dropping its slots; `new` is as described.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn move_entries<From: NodeKind, To: NodeKind, S>(
     old: NonNull<u8>,
     new: NonNull<u8>,

@@ -25,7 +25,7 @@ impl ChunkSearch for Node16 {
     const BRANCH_FREE: bool = true;
     const GUESS_RUN: bool = true;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn find(chunks: NonNull<u8>, chunk: u8) -> Option<usize> {
         // SAFETY: a node16's 32-byte chunk array is always initialised and
         // suitably aligned for a byte array.
@@ -33,21 +33,21 @@ impl ChunkSearch for Node16 {
         simd::find(group, chunk)
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn position(chunks: NonNull<u8>, chunk: u8) -> (bool, usize) {
         // SAFETY: as in `find`.
         let group = unsafe { chunks.cast::<[u8; simd::GROUP_BYTES]>().as_ref() };
         simd::position(group, chunk)
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn pad(chunks: NonNull<u8>, from: usize, chunk: u8) {
         // SAFETY: the caller's contract: a whole 32-byte array.
         let group = unsafe { chunks.cast::<[u8; simd::GROUP_BYTES]>().as_mut() };
         simd::pad(group, from, chunk);
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn lower_bound(chunks: NonNull<u8>, count: usize, chunk: u8) -> usize {
         // SAFETY: as in `find`.
         let group = unsafe { chunks.cast::<[u8; simd::GROUP_BYTES]>().as_ref() };

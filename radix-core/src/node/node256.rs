@@ -21,7 +21,7 @@ pub(crate) enum Node256 {}
 
 const BITMAP_AT: usize = 8;
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn bitmap_word(node: NonNull<u8>, chunk: usize) -> NonNull<u64> {
     // SAFETY: the four bitmap words lie inside every node256's allocation.
     unsafe { node.byte_add(BITMAP_AT).cast::<u64>().add(chunk / 64) }
@@ -40,7 +40,7 @@ impl NodeKind for Node256 {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn find<S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>> {
         let chunk = chunk as usize;
         // SAFETY: caller's contract; 256 slots exist.
@@ -53,14 +53,14 @@ impl NodeKind for Node256 {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn prefetch_lookup<S>(node: NonNull<u8>, chunk: u8) {
         let offset =
             super::slots_offset::<S>(Self::INDEX_END) + chunk as usize * core::mem::size_of::<S>();
         crate::simd::prefetch(node.as_ptr().cast_const().wrapping_add(offset));
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn find_nonnull<S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>> {
         // SAFETY: caller's contract: 256 slots exist, each an initialised
         // pointer-sized word that is null exactly when its chunk is absent.
@@ -70,7 +70,7 @@ impl NodeKind for Node256 {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn find_child<R: StoredRef>(node: NonNull<u8>, chunk: u8) -> Option<R> {
         // An inner node256's absent children's slots are null (module
         // docs), and `Option<R>` is an `R` with null as `None` (a

@@ -41,13 +41,13 @@ impl ChunkSearch for Node4 {
     const BRANCH_FREE: bool = false;
     const GUESS_RUN: bool = false;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn find(chunks: NonNull<u8>, chunk: u8) -> Option<usize> {
         let (found, i) = Self::position(chunks, chunk);
         found.then_some(i)
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn position(chunks: NonNull<u8>, chunk: u8) -> (bool, usize) {
         // Predicted branches: see the module docs.
         // SAFETY: a node4's four chunk bytes are initialised.
@@ -63,7 +63,7 @@ impl ChunkSearch for Node4 {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn pad(chunks: NonNull<u8>, from: usize, chunk: u8) {
         // Keep the bytes below `from`, the rest become `chunk`: one word.
         let keep = if from >= 4 {
@@ -80,7 +80,7 @@ impl ChunkSearch for Node4 {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn lower_bound(chunks: NonNull<u8>, count: usize, chunk: u8) -> usize {
         // SAFETY: `count <= 4` chunks are initialised.
         (0..count)

@@ -29,13 +29,13 @@ const ISSET_AT: usize = 8;
 const MAP_AT: usize = 16;
 const EMPTY: u8 = 0xFF;
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn isset(node: NonNull<u8>) -> NonNull<u64> {
     // SAFETY: the bitmap lies inside every node48's allocation.
     unsafe { node.byte_add(ISSET_AT).cast() }
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn map(node: NonNull<u8>) -> NonNull<u8> {
     // SAFETY: the map lies inside every node48's allocation.
     unsafe { node.byte_add(MAP_AT) }
@@ -55,7 +55,7 @@ impl NodeKind for Node48 {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn find<S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>> {
         // SAFETY: caller's contract; a mapped slot index is below capacity.
         unsafe {
@@ -71,7 +71,7 @@ impl NodeKind for Node48 {
     /// The map line that holds `chunk`'s slot index, which is all a
     /// lookup reads before its slot (the header line holds only the
     /// first 48 chunks' indexes).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn prefetch_lookup<S>(node: NonNull<u8>, chunk: u8) {
         crate::simd::prefetch(
             node.as_ptr()

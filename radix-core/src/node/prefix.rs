@@ -34,7 +34,7 @@ use crate::key::Key;
 ///
 /// `node` is a live node of a path-compressed tree whose key type is `K`
 /// (so that the bytes before it hold its prefix word).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn prefix_word<K: Key>(node: NonNull<u8>) -> K {
     // SAFETY: the caller's contract: the `size_of::<K>()` bytes before the
     // node are its initialised prefix word, inside the node's allocation.
@@ -52,7 +52,7 @@ pub(crate) unsafe fn prefix_word<K: Key>(node: NonNull<u8>) -> K {
 ///
 /// `node` was allocated with room for a prefix word of `K` in front of it,
 /// and is not being read.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn set_prefix_word<K: Key>(node: NonNull<u8>, word: K) {
     // SAFETY: the caller's contract: the bytes in front are the node's.
     unsafe {

@@ -58,13 +58,13 @@ pub(crate) trait ChunkSearch {
     unsafe fn pad(chunks: NonNull<u8>, from: usize, chunk: u8);
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn chunks(node: NonNull<u8>) -> NonNull<u8> {
     // SAFETY: the chunk array lies inside every sorted node's allocation.
     unsafe { node.byte_add(CHUNKS_AT) }
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) const fn index_end<K: ChunkSearch>() -> usize {
     CHUNKS_AT + K::CHUNKS
 }
@@ -84,7 +84,7 @@ pub(crate) unsafe fn init<K: ChunkSearch>(node: NonNull<u8>, class: usize) {
 /// # Safety
 ///
 /// `node` is a live sorted node of kind `K` with slots `S`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn find<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>> {
     // SAFETY: caller's contract; a live node is not empty, so a match in
     // its padded array is at `i < count <= capacity`.
@@ -113,7 +113,7 @@ pub(crate) unsafe fn find<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8) -> Op
 /// # Safety
 ///
 /// `node` is a live inner node of kind `K` whose slots are `R`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn find_child<K: ChunkSearch, R: StoredRef>(
     node: NonNull<u8>,
     chunk: u8,
@@ -160,7 +160,7 @@ pub(crate) unsafe fn find_child<K: ChunkSearch, R: StoredRef>(
 /// # Safety
 ///
 /// `node` is a live, non-empty sorted node of kind `K`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn run_guess<K: ChunkSearch>(node: NonNull<u8>, chunk: u8) -> Option<usize> {
     // SAFETY: caller's contract: the header and the whole chunk array are
     // initialised, and `i < count <= K::CHUNKS` is checked before the read.
@@ -178,7 +178,7 @@ unsafe fn run_guess<K: ChunkSearch>(node: NonNull<u8>, chunk: u8) -> Option<usiz
 /// only once the chunk line has arrived. Asking for them first overlaps
 /// their misses with the chunk line's instead of queueing one behind the
 /// other.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn prefetch_slots<K: ChunkSearch, S>(node: NonNull<u8>) {
     if K::PREFETCH_SLOTS {
         let end = slots_offset::<S>(index_end::<K>()) + K::CHUNKS * size_of::<S>();
@@ -201,7 +201,7 @@ const WALK_LINES: usize = 3;
 /// [`NodeKind::prefetch_lookup`](super::NodeKind::prefetch_lookup) for
 /// the sorted kinds: the header line, and where the kind prefetches its
 /// slots, the next lines up to [`WALK_LINES`].
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn prefetch_lookup<K: ChunkSearch, S>(node: NonNull<u8>) {
     simd::prefetch(node.as_ptr().cast_const());
     if K::PREFETCH_SLOTS {
@@ -217,7 +217,7 @@ pub(crate) fn prefetch_lookup<K: ChunkSearch, S>(node: NonNull<u8>) {
 /// # Safety
 ///
 /// `node` is a live, non-empty sorted node of kind `K`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn follows_last<K: ChunkSearch>(node: NonNull<u8>, chunk: u8) -> bool {
     // SAFETY: caller's contract; `count - 1` indexes a chunk in the array.
     unsafe {
@@ -229,7 +229,7 @@ pub(crate) unsafe fn follows_last<K: ChunkSearch>(node: NonNull<u8>, chunk: u8) 
 /// # Safety
 ///
 /// As [`find`]; `chunk` is absent and `count < capacity`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn insert<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8, value: S) {
     // SAFETY: caller's contract; every index used is `<= count < capacity`.
     unsafe {
@@ -321,7 +321,7 @@ pub(crate) unsafe fn seek<K: ChunkSearch>(node: NonNull<u8>, chunk: u8) -> u16 {
 /// # Safety
 ///
 /// As [`find`].
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn entry_at<K: ChunkSearch, S>(node: NonNull<u8>, pos: u16) -> Option<Entry<S>> {
     let pos = pos as usize;
     // SAFETY: caller's contract; `pos < count`.
@@ -395,17 +395,17 @@ macro_rules! sorted_node_kind {
             const KIND: $crate::node::Kind = <$ty as $crate::node::sorted::ChunkSearch>::KIND;
             const INDEX_END: usize = $crate::node::sorted::index_end::<$ty>();
 
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn init(node: NonNull<u8>, class: usize) {
                 // SAFETY: forwarded contract.
                 unsafe { $crate::node::sorted::init::<$ty>(node, class) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn find<S>(node: NonNull<u8>, chunk: u8) -> Option<NonNull<S>> {
                 // SAFETY: forwarded contract.
                 unsafe { $crate::node::sorted::find::<$ty, S>(node, chunk) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn find_child<R: $crate::ptr::StoredRef>(
                 node: NonNull<u8>,
                 chunk: u8,
@@ -413,28 +413,28 @@ macro_rules! sorted_node_kind {
                 // SAFETY: forwarded contract.
                 unsafe { $crate::node::sorted::find_child::<$ty, R>(node, chunk) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn prefetch_slots<S>(node: NonNull<u8>) {
                 $crate::node::sorted::prefetch_slots::<$ty, S>(node)
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             fn prefetch_lookup<S>(node: NonNull<u8>, chunk: u8) {
                 let _ = chunk;
                 $crate::node::sorted::prefetch_lookup::<$ty, S>(node)
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn follows_last(node: NonNull<u8>, chunk: u8) -> bool {
                 // SAFETY: forwarded contract.
                 unsafe { $crate::node::sorted::follows_last::<$ty>(node, chunk) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn sorted_chunks(node: NonNull<u8>) -> Option<(NonNull<u8>, usize)> {
                 // SAFETY: forwarded contract: a live node's header.
                 let n = unsafe { $crate::node::count(node) };
                 // SAFETY: the chunk array lies inside the node.
                 Some((unsafe { node.byte_add($crate::node::sorted::CHUNKS_AT) }, n))
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn fill_from_sorted<S>(
                 node: NonNull<u8>,
                 chunks: NonNull<u8>,
@@ -444,27 +444,27 @@ macro_rules! sorted_node_kind {
                 // SAFETY: forwarded contract.
                 unsafe { $crate::node::sorted::fill_from_sorted::<$ty, S>(node, chunks, slots, n) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn insert<S>(node: NonNull<u8>, chunk: u8, value: S) {
                 // SAFETY: forwarded contract.
                 unsafe { $crate::node::sorted::insert::<$ty, S>(node, chunk, value) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn remove<S>(node: NonNull<u8>, chunk: u8) -> Option<S> {
                 // SAFETY: forwarded contract.
                 unsafe { $crate::node::sorted::remove::<$ty, S>(node, chunk) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn seek(node: NonNull<u8>, chunk: u8) -> u16 {
                 // SAFETY: forwarded contract.
                 unsafe { $crate::node::sorted::seek::<$ty>(node, chunk) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn entry_at<S>(node: NonNull<u8>, pos: u16) -> Option<$crate::node::Entry<S>> {
                 // SAFETY: forwarded contract.
                 unsafe { $crate::node::sorted::entry_at::<$ty, S>(node, pos) }
             }
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             unsafe fn entry_before<S>(
                 node: NonNull<u8>,
                 end: u16,

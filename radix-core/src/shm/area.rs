@@ -436,7 +436,7 @@ impl AreaInner {
     }
 
     /// The first byte of the area's range: offset 0.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn base(&self) -> NonNull<u8> {
         self.reservation.base()
     }

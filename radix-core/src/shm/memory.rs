@@ -217,14 +217,14 @@ impl SharedMemory {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn at(&self, offset: usize) -> NonNull<u8> {
         // SAFETY: every offset this allocator handles lies inside a segment
         // mapped in the area's reservation, which `base` starts.
         unsafe { self.base.byte_add(offset) }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn offset_of(&self, ptr: NonNull<u8>) -> usize {
         ptr.addr().get() - self.base.addr().get()
     }
@@ -430,12 +430,12 @@ unsafe impl Memory for SharedMemory {
     type Error = ShmError;
     const FALLIBLE: bool = true;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn to_ref(&self, tagged: NonNull<u8>) -> Offset {
         Offset(NonZeroUsize::new(self.offset_of(tagged)).expect("an area object at offset 0"))
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn resolve(&self, stored: Offset) -> NonNull<u8> {
         self.at(stored.get())
     }

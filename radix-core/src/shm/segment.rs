@@ -90,7 +90,7 @@ impl Reservation {
     }
 
     /// The first byte of the range: offset 0.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn base(&self) -> NonNull<u8> {
         self.base
     }

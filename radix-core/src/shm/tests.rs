@@ -285,25 +285,34 @@ fn large_leaves_get_blocks_of_their_own() {
     w.clear();
     drop(w);
     assert_eq!(area.memory_usage(), area.empty_size());
-    // Larger than any segment can hold.
-    let huge = AreaOptions::default()
-        .backing(Backing::Heap)
-        .max_segment_size(256 << 10)
-        .init_segment_size(64 << 10)
-        .max_segments(2);
-    let area = Area::create(huge).unwrap();
-    enum Huge {}
-    impl Config for Huge {
-        type Key = u8;
-        type Layout = Leaf<[u64; 40_000]>;
-        type Memory = SharedMemory;
-        const SIZE_CLASSES: SizeClasses = SizeClasses::DEFAULT;
-        const DELETE: bool = false;
-    }
-    let tree = SharedTree::<Huge>::create_in(&area).unwrap();
-    let err = tree.write().insert(1, [0; 40_000]).unwrap_err();
-    assert!(matches!(err, ShmError::TooLarge { .. }), "{err}");
-    assert!(tree.read().is_empty());
+    // Larger than any allocation can be: half the largest segment. The value
+    // is 160 kB, and an unoptimised build keeps a copy of it in each of the
+    // frames it passes by value, more than a test thread's 2 MiB stack.
+    std::thread::Builder::new()
+        .stack_size(32 << 20)
+        .spawn(|| {
+            let huge = AreaOptions::default()
+                .backing(Backing::Heap)
+                .max_segment_size(256 << 10)
+                .init_segment_size(64 << 10)
+                .max_segments(2);
+            let area = Area::create(huge).unwrap();
+            enum Huge {}
+            impl Config for Huge {
+                type Key = u8;
+                type Layout = Leaf<[u64; 20_000]>;
+                type Memory = SharedMemory;
+                const SIZE_CLASSES: SizeClasses = SizeClasses::DEFAULT;
+                const DELETE: bool = false;
+            }
+            let tree = SharedTree::<Huge>::create_in(&area).unwrap();
+            let err = tree.write().insert(1, [0; 20_000]).unwrap_err();
+            assert!(matches!(err, ShmError::TooLarge { .. }), "{err}");
+            assert!(tree.read().is_empty());
+        })
+        .unwrap()
+        .join()
+        .unwrap();
 }
 
 #[test]

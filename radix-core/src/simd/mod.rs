@@ -59,7 +59,7 @@ use generic as imp;
 /// Asks the CPU to start loading the cache line holding `addr`. A hint: it
 /// never faults and reads nothing, so `addr` may lie outside any allocation
 /// (compute it with `wrapping_add`).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn prefetch(addr: *const u8) {
     #[cfg(all(
         not(miri),
@@ -80,7 +80,7 @@ pub(crate) fn prefetch(addr: *const u8) {
 }
 
 /// Index of `key` in a padded chunk array (module docs), if present.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn find(chunks: &[u8; GROUP_BYTES], key: u8) -> Option<usize> {
     let hits = imp::eq_mask(chunks, key);
     (hits != 0).then(|| hits.trailing_zeros() as usize)
@@ -89,7 +89,7 @@ pub fn find(chunks: &[u8; GROUP_BYTES], key: u8) -> Option<usize> {
 /// Where `key` is in a padded chunk array, without a branch: whether it is
 /// there, and its index if so, else [`GROUP_BYTES`] (one past the array:
 /// an address computed from it must be selected away, never read).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn position(chunks: &[u8; GROUP_BYTES], key: u8) -> (bool, usize) {
     let hits = imp::eq_mask(chunks, key);
     (hits != 0, hits.trailing_zeros() as usize)
@@ -100,7 +100,7 @@ pub fn position(chunks: &[u8; GROUP_BYTES], key: u8) -> (bool, usize) {
 /// chunk. A few vector stores or a blend, where `fill` of a run-time
 /// length is a call to `memset` and a byte loop becomes a chain of
 /// compares.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn pad(chunks: &mut [u8; GROUP_BYTES], from: usize, key: u8) {
     debug_assert!(from <= GROUP_BYTES);
     imp::pad(chunks, from, key)
@@ -108,7 +108,7 @@ pub fn pad(chunks: &mut [u8; GROUP_BYTES], from: usize, key: u8) {
 
 /// Index of the first chunk `>= key` in a padded chunk array of `count`
 /// sorted chunks (module docs), or `count` if none is.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn lower_bound(chunks: &[u8; GROUP_BYTES], count: usize, key: u8) -> usize {
     let ge = imp::ge_mask(chunks, key);
     if ge == 0 {

@@ -10,7 +10,7 @@ use core::arch::aarch64::*;
 
 use super::GROUP_BYTES;
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn to_mask(lanes: uint8x16_t) -> u32 {
     const WEIGHTS: [u8; 16] = [1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128];
     // SAFETY: NEON is part of the AArch64 baseline; the weight load reads
@@ -23,14 +23,14 @@ fn to_mask(lanes: uint8x16_t) -> u32 {
     }
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn halves(chunks: &[u8; GROUP_BYTES]) -> (uint8x16_t, uint8x16_t) {
     // SAFETY: both loads read 16 bytes inside the 32-byte array.
     unsafe { (vld1q_u8(chunks.as_ptr()), vld1q_u8(chunks.as_ptr().add(16))) }
 }
 
 /// Bit `i` set when `chunks[i] == key`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn eq_mask(chunks: &[u8; GROUP_BYTES], key: u8) -> u32 {
     let (lo, hi) = halves(chunks);
     // SAFETY: NEON is part of the AArch64 baseline.
@@ -41,7 +41,7 @@ pub fn eq_mask(chunks: &[u8; GROUP_BYTES], key: u8) -> u32 {
 }
 
 /// Bit `i` set when `chunks[i] >= key` (unsigned).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn ge_mask(chunks: &[u8; GROUP_BYTES], key: u8) -> u32 {
     let (lo, hi) = halves(chunks);
     // SAFETY: NEON is part of the AArch64 baseline.

@@ -12,14 +12,14 @@ use super::GROUP_BYTES;
 
 /// Prefetches the line holding `addr` into every cache level.
 #[cfg_attr(miri, allow(dead_code))] // Miri takes the portable no-op.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn prefetch(addr: *const u8) {
     // SAFETY: SSE is enabled on this target; a prefetch is a hint that
     // never faults and never dereferences in the language's sense.
     unsafe { _mm_prefetch::<_MM_HINT_T0>(addr.cast::<i8>()) }
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn halves(chunks: &[u8; GROUP_BYTES]) -> (__m128i, __m128i) {
     // SAFETY: SSE2 is enabled on this target (module cfg); both unaligned
     // loads read 16 bytes inside the 32-byte array.
@@ -29,7 +29,7 @@ fn halves(chunks: &[u8; GROUP_BYTES]) -> (__m128i, __m128i) {
     }
 }
 
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn join(lo: __m128i, hi: __m128i) -> u32 {
     // SAFETY: SSE2 is enabled on this target.
     unsafe { (_mm_movemask_epi8(lo) as u32 & 0xFFFF) | ((_mm_movemask_epi8(hi) as u32) << 16) }
@@ -38,7 +38,7 @@ fn join(lo: __m128i, hi: __m128i) -> u32 {
 /// `key` in every byte. SSE2 has no byte shuffle, so `_mm_set1_epi8` is a
 /// move, an unpack and two shuffles; a multiply spreads the byte over a
 /// word in one instruction, leaving a move and one shuffle.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn broadcast(key: u8) -> __m128i {
     let word = u64::from(key).wrapping_mul(0x0101_0101_0101_0101);
     // SAFETY: SSE2 is enabled on this target.
@@ -46,7 +46,7 @@ fn broadcast(key: u8) -> __m128i {
 }
 
 /// Bit `i` set when `chunks[i] == key`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn eq_mask(chunks: &[u8; GROUP_BYTES], key: u8) -> u32 {
     let (lo, hi) = halves(chunks);
     let k = broadcast(key);
@@ -55,7 +55,7 @@ pub fn eq_mask(chunks: &[u8; GROUP_BYTES], key: u8) -> u32 {
 }
 
 /// Bit `i` set when `chunks[i] >= key` (unsigned).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn ge_mask(chunks: &[u8; GROUP_BYTES], key: u8) -> u32 {
     let (lo, hi) = halves(chunks);
     // SAFETY: SSE2 is enabled on this target.
@@ -73,7 +73,7 @@ pub fn ge_mask(chunks: &[u8; GROUP_BYTES], key: u8) -> u32 {
 /// exactly and read nothing; past it, where a store at `from` would run
 /// off the array, the high half is blended with a mask of the byte
 /// indices below `from`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn pad(chunks: &mut [u8; GROUP_BYTES], from: usize, key: u8) {
     const HALF: usize = GROUP_BYTES / 2;
     let fill = broadcast(key);

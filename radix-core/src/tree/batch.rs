@@ -144,7 +144,7 @@ impl<K: Key> Descent<K> {
     /// The last-level node on `key`'s path, or [`EMPTY_LAST_LEVEL`] where
     /// the path ends above the last level. The step into the last level
     /// selects without a branch where the node above is a node256.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn last_level_or_empty<M: Memory>(&self, mem: &M, key: K) -> NodePtr {
         self.last_level_or_spare(mem, key, self.empty)
             .map_or(self.empty, |(node, _)| node)
@@ -152,7 +152,7 @@ impl<K: Key> Descent<K> {
 }
 
 impl<K: Key> Descend<K> for Descent<K> {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn last_level<M: Memory>(&self, mem: &M, key: K) -> Option<NodePtr> {
         if key > self.largest {
             return None;
@@ -162,7 +162,7 @@ impl<K: Key> Descend<K> for Descent<K> {
         unsafe { descend_to_last_level(mem, self.root, self.root_shift, key) }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn last_level_or_spare<M: Memory>(
         &self,
         mem: &M,
@@ -195,14 +195,14 @@ struct RootTable<K> {
 impl<K: Key> RootTable<K> {
     /// The table's entry for `key`'s chunk (the root's child, if it has
     /// one); `None` for a key above the root.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn entry(&self, key: K) -> Option<Option<NodePtr>> {
         (key <= self.largest).then(|| self.children[usize::from(key.chunk(self.root_shift))])
     }
 }
 
 impl<K: Key> Descend<K> for RootTable<K> {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn last_level<M: Memory>(&self, mem: &M, key: K) -> Option<NodePtr> {
         let child = self.entry(key).flatten()?;
         // SAFETY: the root's child on `key`'s path, at the level below
@@ -210,7 +210,7 @@ impl<K: Key> Descend<K> for RootTable<K> {
         unsafe { descend_to_last_level(mem, child, self.root_shift - SPAN, key) }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn last_level_or_spare<M: Memory>(
         &self,
         mem: &M,
@@ -255,7 +255,7 @@ trait Descend<K> {
 ///
 /// `node` is a live node at `shift > 0` of an uncompressed tree on `mem`
 /// whose chunks above `shift` agree with `key`'s.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn last_level_or_spare_below<K: Key, M: Memory>(
     mem: &M,
     mut node: NodePtr,
@@ -347,7 +347,7 @@ impl<C: Config> RawTree<C> {
     const BATCHES: bool = C::COMPRESSION.is_none() && size_of::<SlotOf<C>>() <= 8;
 
     /// One [`get`](Self::get) per item.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn get_each_alone<T>(
         &self,
         items: &[T],
@@ -363,7 +363,7 @@ impl<C: Config> RawTree<C> {
     /// batch's root or its table, with the largest key under the root
     /// worked out once for the batch. A node16 at the last level
     /// prefetches its slot lines where `PREFETCH_SLOTS`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn get_each_descending<const PREFETCH_SLOTS: bool, T>(
         &self,
         start: &impl Descend<C::Key>,
@@ -532,7 +532,7 @@ impl<C: Config> RawTree<C> {
     }
 
     /// A finger holding `key`'s walk.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn finger<const PREFETCH: bool>(
         &self,
         descent: &Descent<C::Key>,
@@ -552,7 +552,7 @@ impl<C: Config> RawTree<C> {
 
     /// `key`'s last-level node: the finger's if `key` has its prefix, else
     /// a new walk, which the finger then holds.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn walk<const PREFETCH: bool>(
         &self,
         descent: &Descent<C::Key>,
@@ -601,7 +601,7 @@ impl<C: Config> RawTree<C> {
     /// `key`'s value in its last-level node `node`; a node16 prefetches
     /// its slot lines while it searches where `PREFETCH_SLOTS` (a
     /// pipelined walk has already asked for them).
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn value_in<const PREFETCH_SLOTS: bool>(
         &self,
         node: NodePtr,

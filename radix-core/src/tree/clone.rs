@@ -295,7 +295,7 @@ pub(super) unsafe fn twin_of<C: Config>(
 /// # Safety
 ///
 /// `slot` is a slot of `node`, and `twin` a copy of `node` of its size.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(super) unsafe fn twin_slot<S>(node: NodePtr, twin: NodePtr, slot: NonNull<S>) -> NonNull<S> {
     let offset = slot.addr().get() - node.addr().addr().get();
     // SAFETY: the caller's contract: the offset lies inside the twin.
@@ -315,11 +315,12 @@ mod tests {
     use std::rc::{Rc, Weak};
 
     use crate::mem::LocalMemory;
-    use crate::tree::test_keys::{key, scaled, wide, SplitMix64};
+    use crate::tree::test_keys::{key, wide, SplitMix64};
     use crate::value::{
         Auto, CloneLayout, Inline, Leaf, MutableLayout, ValueLayout, VarBytes, Varlen, Word,
     };
     use crate::{Compression, Config, Key, Kind, RawTree, SizeClasses, Stats};
+    use test_depth::pick;
 
     macro_rules! config {
         ($name:ident, $key:ty, $layout:ty, $classes:expr, $mode:ident) => {
@@ -823,7 +824,7 @@ mod tests {
 
     #[test]
     fn clone_changes_are_its_own() {
-        let n = scaled(2000, 30);
+        let n = pick(2000, 2000, 30);
         check_independent::<U64None>(&mixed_keys::<U64None>(n, 9));
         check_independent::<U128Lazy>(&mixed_keys::<U128Lazy>(n, 10));
         check_independent::<U128Path>(&mixed_keys::<U128Path>(n, 11));
@@ -835,7 +836,7 @@ mod tests {
 
     #[test]
     fn clone_drops_every_value_once() {
-        let n = scaled(1000, 20);
+        let n = pick(1000, 1000, 20);
         check_drops::<U64TrackedLeaf>(&mixed_keys::<U64TrackedLeaf>(n, 16));
         check_drops::<U32TrackedLazy>(&mixed_keys::<U32TrackedLazy>(n, 17));
         check_drops::<U64TrackedPath>(&mixed_keys::<U64TrackedPath>(n, 18));
@@ -852,7 +853,7 @@ mod tests {
 
     #[test]
     fn clone_of_varlen_values_embedded_and_in_leaves() {
-        let n = scaled(2000, 50);
+        let n = pick(2000, 2000, 50);
         for t in [
             build::<U32VarlenNone>(&mixed_keys::<U32VarlenNone>(n, 20)),
             build::<U32VarlenNone>(&(0..20).collect::<Vec<_>>()),
@@ -873,7 +874,7 @@ mod tests {
 
     #[test]
     fn clone_of_inline_and_leaf_values() {
-        let n = scaled(2000, 50);
+        let n = pick(2000, 2000, 50);
         let c = check_clone(&build::<U32InlineNone>(&mixed_keys::<U32InlineNone>(n, 22)));
         assert_eq!(c.stats().layout, "inline");
         let c = check_clone(&build::<U128InlinePath>(&mixed_keys::<U128InlinePath>(
@@ -928,7 +929,7 @@ mod tests {
             C::Layout: Fill + CloneLayout,
             <C::Layout as ValueLayout>::Value: PartialEq,
         {
-            let keys = mixed_keys::<C>(scaled(2000, 50), seed);
+            let keys = mixed_keys::<C>(pick(2000, 2000, 50), seed);
             let mut t = build::<C>(&keys);
             for &k in keys.iter().step_by(3).chain(keys.iter().skip(1).step_by(7)) {
                 t.remove(key(k));
@@ -954,7 +955,7 @@ mod tests {
         ] {
             let insert_only = mem.is_insert_only();
             let mut t = RawTree::<U32VarlenNone>::with_memory(mem);
-            for k in mixed_keys::<U32VarlenNone>(scaled(1000, 50), 34) {
+            for k in mixed_keys::<U32VarlenNone>(pick(1000, 1000, 50), 34) {
                 <Varlen<VarBytes> as Fill>::put(&mut t, k as u32, tag(k));
             }
             let c = check_clone(&t);

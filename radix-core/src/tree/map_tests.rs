@@ -12,9 +12,10 @@ use crate::config::Removable;
 use crate::iter::Cursor;
 use crate::mem::LocalMemory;
 use crate::tree::entry::Entry;
-use crate::tree::test_keys::{key, scaled, wide, SplitMix64};
+use crate::tree::test_keys::{key, wide, SplitMix64};
 use crate::value::{Auto, CloneLayout, Inline, Leaf, MutableLayout};
 use crate::{Compression, Config, RawTree, SizeClasses, TreeSet, ValueOf};
+use test_depth::pick;
 
 /// A value that counts its live instances.
 #[derive(Debug)]
@@ -105,7 +106,7 @@ where
     C::Layout: MutableLayout<Value = Counted> + CloneLayout,
     C::Key: TryFrom<u64> + TryInto<u64>,
 {
-    let n = if cfg!(miri) { 40 } else { 600 };
+    let n = pick(600, 600, 40);
     let live = Rc::new(Cell::new(0));
     let key = |k: u64| match C::Key::try_from(k) {
         Ok(k) => k,
@@ -277,7 +278,7 @@ fn embedded_values_move_out_once() {
 
 #[test]
 fn sets_match_btreeset() {
-    let n = if cfg!(miri) { 60 } else { 2000 };
+    let n = pick(2000, 2000, 60);
     let a: TreeSet<SetU64> = keys(n).into_iter().collect();
     let b: TreeSet<SetU64> = keys(n).into_iter().map(|k| k + 3).collect();
     let (ma, mb): (BTreeSet<u64>, BTreeSet<u64>) = (a.iter().collect(), b.iter().collect());
@@ -304,7 +305,7 @@ fn moving_keys<K: crate::Key>(rng: &mut SplitMix64, n: usize) -> BTreeSet<u128> 
         let base = u128::from(rng.next()) & max;
         match rng.below(3) {
             0 => out.extend(
-                (0..rng.below(scaled(300, 40) as u64) as u128).map(|i| base.wrapping_add(i) & max),
+                (0..rng.below(pick(300, 300, 40)) as u128).map(|i| base.wrapping_add(i) & max),
             ),
             1 => {
                 out.insert(base);
@@ -329,8 +330,8 @@ where
 {
     let live = Rc::new(Cell::new(0));
     let mut rng = SplitMix64(0x5EED_5B11);
-    let rounds = scaled(40, 2);
-    let size = scaled(2000, 30);
+    let rounds = pick(40, 12, 2);
+    let size = pick(2000, 2000, 30);
     let build = |keys: &BTreeSet<u128>, tag: u64| {
         let mut t = RawTree::<C>::new();
         let mut model = BTreeMap::new();
@@ -514,7 +515,7 @@ where
     ValueOf<C>: Clone + PartialEq + std::fmt::Debug,
 {
     let mut rng = SplitMix64(0xD1FF);
-    let size = scaled(2000, 30) as u64;
+    let size = pick(2000, 2000, 30);
     let build = |keys: &BTreeSet<u128>| {
         let mut t = RawTree::<C>::new();
         for &k in keys {
@@ -530,7 +531,7 @@ where
             "{at}: entries differ"
         );
     };
-    for round in 0..scaled(40, 3) {
+    for round in 0..pick(40, 12, 3) {
         let (a_len, b_len) = (1 + rng.below(size) as usize, 1 + rng.below(size) as usize);
         let a_keys = moving_keys::<C::Key>(&mut rng, a_len);
         let mut b_keys = moving_keys::<C::Key>(&mut rng, b_len);

@@ -46,12 +46,3 @@ impl SplitMix64 {
         self.next() % n
     }
 }
-
-/// `full` normally, `small` under Miri.
-pub(crate) fn scaled(full: usize, small: usize) -> usize {
-    if cfg!(miri) {
-        small
-    } else {
-        full
-    }
-}

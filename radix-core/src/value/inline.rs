@@ -32,23 +32,23 @@ unsafe impl<V> ValueLayout for Inline<V> {
     const VALUE_SIZE: usize = core::mem::size_of::<V>();
     const VALUE_ALIGN: usize = core::mem::align_of::<V>();
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn absent() -> Option<V> {
         None
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn into_slot<M: Memory>(value: V, _mem: &mut M) -> Result<V, M::Error> {
         Ok(value)
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn get<'a, M: Memory>(slot: NonNull<V>, _mem: &M) -> &'a V {
         // SAFETY: the slot holds a live `V`.
         unsafe { slot.as_ref() }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn take<M: Memory>(slot: V, _mem: &mut M) -> Option<V> {
         Some(slot)
     }
@@ -67,18 +67,18 @@ unsafe impl<V> ValueLayout for Inline<V> {
 
 // SAFETY: as `get`, with exclusive access promised by the caller.
 unsafe impl<V> MutableLayout for Inline<V> {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn get_mut<'a, M: Memory>(mut slot: NonNull<V>, _mem: &M) -> &'a mut V {
         // SAFETY: the slot holds a live `V`; access is exclusive.
         unsafe { slot.as_mut() }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn into_value<M: Memory>(slot: V, _mem: &mut M) -> V {
         slot
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn input<'a>(value: V) -> V
     where
         Self: 'a,
@@ -86,7 +86,7 @@ unsafe impl<V> MutableLayout for Inline<V> {
         value
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn old_value(old: Option<V>) -> Option<V> {
         old
     }

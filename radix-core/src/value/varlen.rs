@@ -72,12 +72,12 @@ pub unsafe trait VarlenValue {
 pub struct Varlen<V: ?Sized>(PhantomData<V>);
 
 impl<V: ?Sized + VarlenValue> Varlen<V> {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn embeds(len: usize) -> bool {
         CAN_EMBED && len <= WORD && V::ALIGN <= align_of::<SlotWord>()
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn leaf_layout(len: usize) -> Layout {
         Layout::from_size_align(len.max(1), V::ALIGN.max(MIN_LEAF_ALIGN)).expect("value layout")
     }
@@ -87,7 +87,7 @@ impl<V: ?Sized + VarlenValue> Varlen<V> {
     /// # Safety
     ///
     /// `slot` holds a slot word made by `into_slot`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn is_embedded(slot: NonNull<SlotWord>) -> bool {
         // SAFETY: every slot word is fully initialised by `into_slot`, either
         // as a stored leaf reference or as zero-padded value bytes; only the
@@ -101,7 +101,7 @@ impl<V: ?Sized + VarlenValue> Varlen<V> {
     /// # Safety
     ///
     /// `slot` holds a slot word made by `into_slot` on `mem`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn leaf<M: Memory>(slot: NonNull<SlotWord>, mem: &M) -> Option<NonNull<u8>> {
         // SAFETY: the caller's contract; an untagged word is a stored leaf
         // reference, one word long.
@@ -144,7 +144,7 @@ unsafe impl<V: ?Sized + VarlenValue> ValueLayout for Varlen<V> {
     const VALUE_SIZE: usize = 0;
     const VALUE_ALIGN: usize = V::ALIGN;
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn absent() -> bool {
         false
     }
@@ -183,7 +183,7 @@ unsafe impl<V: ?Sized + VarlenValue> ValueLayout for Varlen<V> {
         Ok(SlotWord(word))
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn get<'a, M: Memory>(slot: NonNull<SlotWord>, mem: &M) -> &'a V {
         // SAFETY: an embedded value's bytes are the slot's, a leaf's are the
         // leaf's; both are suitably aligned and live while the slot is.

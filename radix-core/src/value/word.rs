@@ -44,7 +44,7 @@ impl<V, const EMBED: bool> Word<V, EMBED> {
     ///
     /// The slot holds a stored leaf reference that `into_slot` wrote on
     /// `mem`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn leaf<M: Memory>(slot: NonNull<SlotWord>, mem: &M) -> NonNull<V> {
         // SAFETY: the caller's contract; a stored reference is one word.
         unsafe { mem.resolve(slot.cast::<M::Ref>().read()).cast() }
@@ -70,12 +70,12 @@ unsafe impl<V, const EMBED: bool> ValueLayout for Word<V, EMBED> {
     const VALUE_SIZE: usize = size_of::<V>();
     const VALUE_ALIGN: usize = align_of::<V>();
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn absent() -> Option<V> {
         None
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn into_slot<M: Memory>(value: V, mem: &mut M) -> Result<SlotWord, M::Error> {
         const { assert!(size_of::<M::Ref>() == size_of::<SlotWord>()) };
         let mut word = MaybeUninit::<*mut u8>::uninit();
@@ -96,7 +96,7 @@ unsafe impl<V, const EMBED: bool> ValueLayout for Word<V, EMBED> {
         Ok(SlotWord(word))
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn get<'a, M: Memory>(slot: NonNull<SlotWord>, mem: &M) -> &'a V {
         // SAFETY: the slot holds a live value, embedded or in its leaf.
         unsafe {
@@ -136,7 +136,7 @@ unsafe impl<V, const EMBED: bool> ValueLayout for Word<V, EMBED> {
 
 // SAFETY: as `get`, with exclusive access promised by the caller.
 unsafe impl<V, const EMBED: bool> MutableLayout for Word<V, EMBED> {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn get_mut<'a, M: Memory>(slot: NonNull<SlotWord>, mem: &M) -> &'a mut V {
         // SAFETY: the slot holds a live value; access is exclusive.
         unsafe {
@@ -191,7 +191,7 @@ unsafe impl<V, const EMBED: bool> MutableLayout for Word<V, EMBED> {
         }
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn input<'a>(value: V) -> V
     where
         Self: 'a,
@@ -199,7 +199,7 @@ unsafe impl<V, const EMBED: bool> MutableLayout for Word<V, EMBED> {
         value
     }
 
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn old_value(old: Option<V>) -> Option<V> {
         old
     }

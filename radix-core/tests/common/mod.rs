@@ -578,15 +578,6 @@ pub fn shape(stats: &radix_core::Stats) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// `full` normally, `small` under Miri.
-pub fn scaled(full: usize, small: usize) -> usize {
-    if cfg!(miri) {
-        small
-    } else {
-        full
-    }
-}
-
 /// Draws keys from four sources: near 0, near the width's maximum,
 /// clustered around three bases, uniform.
 pub struct KeyGen {

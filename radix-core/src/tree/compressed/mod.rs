@@ -36,7 +36,7 @@ use crate::node::prefix::prefix_word;
 /// # Safety
 ///
 /// `leaf` is a live lazy leaf of a tree of configuration `C`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 unsafe fn lazy_match<C: Config>(leaf: NodePtr, key: C::Key) -> Option<NonNull<SlotOf<C>>> {
     let addr = leaf.addr();
     // SAFETY: the caller's contract.
@@ -70,7 +70,7 @@ impl<C: Config> RawTree<C> {
     /// (a lazy leaf, or a node that skips bytes); where it does not, the
     /// descent is the uncompressed one, the next chunk's shift known before
     /// the child is loaded.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(super) fn find_compressed(&self, key: C::Key) -> Option<NonNull<SlotOf<C>>> {
         let mut node = resolve(&self.mem, self.root?);
         let mut shift = self.root_shift;
@@ -113,7 +113,7 @@ impl<C: Config> RawTree<C> {
     /// # Safety
     ///
     /// `node` is a live node or lazy leaf of this tree.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn link(mem: &C::Memory, node: NodePtr, start: u32) -> RefOf<C> {
         let node = if C::COMPRESSION.path() && !node.is_lazy() {
             // SAFETY: the caller's contract.
@@ -126,7 +126,7 @@ impl<C: Config> RawTree<C> {
     }
 
     /// Counts what [`Self::single`] allocates.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn single_needs(needs: &mut Needs) {
         if C::COMPRESSION.lazy() {
             needs.add(Pools::<C>::lazy(), 1);
@@ -153,7 +153,7 @@ impl<C: Config> RawTree<C> {
     }
 
     /// Counts what [`Self::split_lazy`] allocates.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn split_lazy_needs(needs: &mut Needs, diverge: u32, start: u32) {
         needs.add(Pools::<C>::at(Self::PAIR_CLASS, diverge), 1);
         if diverge > 0 {

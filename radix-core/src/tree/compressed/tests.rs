@@ -18,9 +18,10 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use crate::mem::LocalMemory;
-use crate::tree::test_keys::{key, scaled, wide, SplitMix64};
+use crate::tree::test_keys::{key, wide, SplitMix64};
 use crate::value::{Auto, Inline, Leaf, ValueLayout, VarBytes, Varlen, Word};
 use crate::{Compression, Config, Key, RawTree, SizeClasses};
+use test_depth::pick;
 
 macro_rules! config {
     ($name:ident, $key:ty, $layout:ty, $classes:expr, $mode:ident) => {
@@ -862,7 +863,7 @@ fn removal_restores_the_canonical_shape<C: Config<Memory = LocalMemory, Layout: 
     seed: u64,
 ) {
     let mut rng = SplitMix64(seed);
-    let keys = alphabet_keys::<C>(&mut rng, scaled(48, 6));
+    let keys = alphabet_keys::<C>(&mut rng, pick(48, 48, 6));
     let mut m = Model::<C>::new();
     for (i, &x) in keys.iter().enumerate() {
         m.ins(x, i as u64 + 1);
@@ -900,7 +901,7 @@ fn removal_restores_the_canonical_shape<C: Config<Memory = LocalMemory, Layout: 
 
 /// Seeds per configuration.
 fn seeds() -> std::ops::Range<u64> {
-    0..scaled(16, 1) as u64
+    0..pick(16, 4, 1)
 }
 
 /// Runs `check::<C>(seed)` for every seed, for each configuration `C`
@@ -1054,7 +1055,7 @@ fn ranges_agree<C: Config<Memory = LocalMemory, Layout: TestLayout>>(
     m: &Model<C>,
     rng: &mut SplitMix64,
 ) {
-    let probes = probes(m, rng, scaled(12, 4));
+    let probes = probes(m, rng, pick(12, 12, 4));
     let mut pairs = Vec::new();
     for &lo in &probes {
         for &hi in &probes {
@@ -1062,7 +1063,7 @@ fn ranges_agree<C: Config<Memory = LocalMemory, Layout: TestLayout>>(
         }
     }
     // Under Miri, a third of them, drawn at random.
-    while pairs.len() > scaled(usize::MAX, 5) {
+    while pairs.len() > pick(usize::MAX, usize::MAX, 5) {
         pairs.swap_remove(rng.below(pairs.len() as u64) as usize);
     }
     let k = key::<C::Key>;
@@ -1206,7 +1207,7 @@ fn ranges_and_lookups_follow_btreemap<C: Config<Memory = LocalMemory, Layout = A
     lookups_agree(&mut m);
     m.lookup(0);
     m.lookup(max_of::<C>());
-    let keys = mixed_keys::<C>(&mut rng, scaled(150, 8));
+    let keys = mixed_keys::<C>(&mut rng, pick(150, 150, 8));
     for (i, &x) in keys.iter().enumerate() {
         m.ins(x, i as u64);
     }
@@ -1269,7 +1270,7 @@ fn drops_each_value_once<C: Config<Memory = LocalMemory, Layout: TestLayout>>(se
         }
     };
     let mut rng = SplitMix64(seed);
-    let keys = mixed_keys::<C>(&mut rng, scaled(60, 8));
+    let keys = mixed_keys::<C>(&mut rng, pick(60, 60, 8));
     let mut m = Model::<C>::new();
     for (i, &x) in keys.iter().enumerate() {
         m.ins(x, i as u64);
