@@ -25,12 +25,12 @@ mod common;
 
 use std::hint::black_box;
 
-use benches::peers::project::ProjectMap;
 use benches::peers::RtMap;
-use benches::workloads::rt::{fixed_height_keys, RtData, RT5_FANOUTS, RT5_KEYS, RT6_FANOUTS};
+use benches::peers::project::ProjectMap;
 use benches::workloads::RtCase;
+use benches::workloads::rt::{RT5_FANOUTS, RT5_KEYS, RT6_FANOUTS, RtData, fixed_height_keys};
 use criterion::measurement::WallTime;
-use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion};
+use criterion::{BatchSize, BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use radix_core::value::VarBytes;
 
 radix_core::radix_tree! {

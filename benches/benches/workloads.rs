@@ -34,10 +34,10 @@ use benches::peers::{
 use benches::workloads::rt::RtData;
 use benches::workloads::rt128::Rt128Data;
 use benches::workloads::set::{SetData, SetModel};
-use benches::workloads::ts::{iterate, Order, TsData};
+use benches::workloads::ts::{Order, TsData, iterate};
 use benches::workloads::{self, Case, RtCase, Size, Sizing, Variant};
 use criterion::measurement::WallTime;
-use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion};
+use criterion::{BatchSize, BenchmarkGroup, Criterion, criterion_group, criterion_main};
 
 /// Scale of RT-1 to RT-4 and of the TS workloads.
 const SCALE: f64 = 0.02;

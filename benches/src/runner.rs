@@ -22,7 +22,7 @@ use crate::report::{CaseResult, Rows, RtRow, SetRow, TsRow};
 use crate::workloads::rt::RtData;
 use crate::workloads::rt128::Rt128Data;
 use crate::workloads::set::{SetData, SetModel};
-use crate::workloads::ts::{iterate, Order, TsData};
+use crate::workloads::ts::{Order, TsData, iterate};
 use crate::workloads::{Case, Rt128Case, RtCase, SetCase, TsCase};
 
 /// What the runner tells its caller while it works.
@@ -564,7 +564,7 @@ fn check_set(model: &SetModel, row: &SetRow) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::{parse, Size, Sizing, Variant};
+    use crate::workloads::{Size, Sizing, Variant, parse};
 
     fn tiny(id: &str) -> Case {
         parse(id, Sizing::scaled(Size::Default, 0.001), Variant::default())

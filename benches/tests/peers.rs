@@ -4,15 +4,15 @@
 
 use benches::alloc::CountingAlloc;
 use benches::peers::{
-    self, visit_rt, visit_rt128, visit_ts, DeadTidSet, Rt128Visitor, RtMap, RtVisitor, TsVisitor,
-    RT128_IMPLS, RT_IMPLS, TS_IMPLS,
+    self, DeadTidSet, RT_IMPLS, RT128_IMPLS, Rt128Visitor, RtMap, RtVisitor, TS_IMPLS, TsVisitor,
+    visit_rt, visit_rt128, visit_ts,
 };
 use benches::report::Rows;
-use benches::runner::{run_case, RunOptions};
+use benches::runner::{RunOptions, run_case};
 use benches::workloads::rt::RtData;
 use benches::workloads::rt128::Rt128Data;
-use benches::workloads::ts::{iterate, TsData};
-use benches::workloads::{self, Case, Size, Sizing, Variant, DEFAULT_WORKLOADS};
+use benches::workloads::ts::{TsData, iterate};
+use benches::workloads::{self, Case, DEFAULT_WORKLOADS, Size, Sizing, Variant};
 use tidstore::Tid;
 
 #[global_allocator]

@@ -9,7 +9,7 @@
 
 use crate::key::Key;
 use crate::mem::{Memory, PoolSpec};
-use crate::node::{lazy_leaf_spec, node_align, node_size, SizeClasses, MAX_CLASSES};
+use crate::node::{MAX_CLASSES, SizeClasses, lazy_leaf_spec, node_align, node_size};
 use crate::value::ValueLayout;
 
 /// Which of the ART paper's two space savings a tree applies to sparse
@@ -155,11 +155,7 @@ impl<C: Config> Pools<C> {
         };
         let align = {
             let (a, b) = (Self::align::<RefOf<C>>(), Self::align::<SlotOf<C>>());
-            if a > b {
-                a
-            } else {
-                b
-            }
+            if a > b { a } else { b }
         };
         word.div_ceil(align) * align
     } else {

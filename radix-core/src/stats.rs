@@ -3,8 +3,8 @@
 use core::fmt;
 
 use crate::config::Config;
-use crate::node::{self, lazy, Kind, MAX_CLASSES};
-use crate::tree::{entry_at, walk_nodes, LayoutOf, RawTree, SlotOf};
+use crate::node::{self, Kind, MAX_CLASSES, lazy};
+use crate::tree::{LayoutOf, RawTree, SlotOf, entry_at, walk_nodes};
 use crate::value::ValueLayout;
 
 /// Node counts for one size class.

@@ -66,10 +66,11 @@ fn auto_u64_every_class_and_order() {
                     assert_eq!(t.insert(k, k), Some(k ^ 0xAB));
                     model.insert(k, k);
                 }
-                assert!(t
-                    .iter()
-                    .map(|(k, v)| (k, *v))
-                    .eq(model.iter().map(|(k, v)| (*k, *v))));
+                assert!(
+                    t.iter()
+                        .map(|(k, v)| (k, *v))
+                        .eq(model.iter().map(|(k, v)| (*k, *v)))
+                );
                 for (i, &k) in ks.iter().enumerate() {
                     assert_eq!(t.remove(k), Some(k));
                     assert_eq!(t.remove(k), None);

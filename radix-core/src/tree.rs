@@ -28,11 +28,11 @@ use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
-use crate::config::{Config, Pools, RefOf, MAX_POOLS};
+use crate::config::{Config, MAX_POOLS, Pools, RefOf};
 use crate::key::{Key, SPAN};
 use crate::mem::{InfallibleMemory, LocalMemory, Memory, PoolSpec};
 use crate::node::{
-    self, dispatch, dispatch_kind, lazy, Entry, Kind, Node256, NodeKind, MAX_CLASSES,
+    self, Entry, Kind, MAX_CLASSES, Node256, NodeKind, dispatch, dispatch_kind, lazy,
 };
 use crate::ptr::NodePtr;
 use crate::value::{MutableLayout, ValueLayout};

@@ -6,11 +6,11 @@
 //! its error message, so it is always compiled in.
 
 use crate::config::RefOf;
-use crate::config::{Config, Pools, MAX_POOLS};
+use crate::config::{Config, MAX_POOLS, Pools};
 use crate::key::{Key, SPAN};
 use crate::mem::Memory;
-use crate::node::{self, lazy, Kind, Node16, Node256, Node4, Node48};
-use crate::tree::{entry_at, resolve, walk_nodes, LayoutOf, RawTree, SlotOf, Visit};
+use crate::node::{self, Kind, Node4, Node16, Node48, Node256, lazy};
+use crate::tree::{LayoutOf, RawTree, SlotOf, Visit, entry_at, resolve, walk_nodes};
 use crate::value::ValueLayout;
 
 impl<C: Config> RawTree<C> {
@@ -70,11 +70,7 @@ impl<C: Config> RawTree<C> {
                 } else {
                     check_node::<C>(mem, visit).map(|n| {
                         per_pool[Pools::<C>::at(node::class(node.addr()), shift)] += 1;
-                        if shift == 0 {
-                            n
-                        } else {
-                            0
-                        }
+                        if shift == 0 { n } else { 0 }
                     })
                 };
                 match checked {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use radix_core::mem::LocalMemory;
 use radix_core::value::VarBytes;
-use radix_core::{radix_tree, Config, SizeClasses};
+use radix_core::{Config, SizeClasses, radix_tree};
 
 radix_tree! {
     /// Block numbers to visibility bits: the default configuration.
@@ -147,21 +147,24 @@ fn default_configuration_u32_u64() {
     assert_eq!(m.get_mut(u32::MAX), None);
     assert_eq!(m.get(3), Some(&7));
 
-    assert!(m
-        .iter()
-        .map(|(k, &v)| (k, v))
-        .eq(model.iter().map(|(&k, &v)| (k, v))));
+    assert!(
+        m.iter()
+            .map(|(k, &v)| (k, v))
+            .eq(model.iter().map(|(&k, &v)| (k, v)))
+    );
     assert_eq!(m.iter().len(), model.len());
     assert!(m.keys().eq(model.keys().copied()));
     assert!(m.values().eq(model.values()));
-    assert!(m
-        .range(100..5000)
-        .map(|(k, _)| k)
-        .eq(model.range(100..5000).map(|(&k, _)| k)));
-    assert!(m
-        .range(..=300)
-        .map(|(k, _)| k)
-        .eq(model.range(..=300).map(|(&k, _)| k)));
+    assert!(
+        m.range(100..5000)
+            .map(|(k, _)| k)
+            .eq(model.range(100..5000).map(|(&k, _)| k))
+    );
+    assert!(
+        m.range(..=300)
+            .map(|(k, _)| k)
+            .eq(model.range(..=300).map(|(&k, _)| k))
+    );
     let (start, end) = (10, 5);
     assert_eq!(m.range(start..end).count(), 0);
     assert_eq!(
@@ -266,16 +269,18 @@ fn embedded_u16_three_bytes() {
     assert_eq!(m.get(37), Some(&[37, 0, 9]));
     model.insert(37, [37, 0, 9]);
     assert!(m.contains_key(74));
-    assert!(m
-        .iter()
-        .map(|(k, v)| (k, *v))
-        .eq(model.iter().map(|(&k, &v)| (k, v))));
+    assert!(
+        m.iter()
+            .map(|(k, v)| (k, *v))
+            .eq(model.iter().map(|(&k, &v)| (k, v)))
+    );
     assert!(m.keys().eq(model.keys().copied()));
     assert!(m.values().eq(model.values()));
-    assert!(m
-        .range(1000..=u16::MAX)
-        .map(|(k, _)| k)
-        .eq(model.range(1000..).map(|(&k, _)| k)));
+    assert!(
+        m.range(1000..=u16::MAX)
+            .map(|(k, _)| k)
+            .eq(model.range(1000..).map(|(&k, _)| k))
+    );
     assert_eq!(m.first_key_value(), Some((0, &[0, 0, 7])));
     let (&last, last_v) = model.last_key_value().unwrap();
     assert_eq!(m.last_key_value(), Some((last, last_v)));
@@ -316,10 +321,11 @@ fn leaf_u64_strings_drop_values() {
     assert!(m.iter().eq(model.iter().map(|(&k, v)| (k, v))));
     assert!(m.keys().eq(model.keys().copied()));
     assert!(m.values().eq(model.values()));
-    assert!(m
-        .range(50..1_000_000)
-        .map(|(k, _)| k)
-        .eq(model.range(50..1_000_000).map(|(&k, _)| k)));
+    assert!(
+        m.range(50..1_000_000)
+            .map(|(k, _)| k)
+            .eq(model.range(50..1_000_000).map(|(&k, _)| k))
+    );
     assert_eq!(
         m.first_key_value(),
         model.first_key_value().map(|(&k, v)| (k, v))
@@ -382,9 +388,10 @@ fn inline_u128_struct_custom_classes() {
     assert!(m.values().eq(model.values()));
     let lo = 3u128 << 64;
     let hi = 900u128 << 64;
-    assert!(m
-        .range(lo..hi)
-        .eq(model.range(lo..hi).map(|(&k, v)| (k, v))));
+    assert!(
+        m.range(lo..hi)
+            .eq(model.range(lo..hi).map(|(&k, v)| (k, v)))
+    );
     assert_eq!(
         m.first_key_value(),
         model.first_key_value().map(|(&k, v)| (k, v))
@@ -451,19 +458,22 @@ fn varlen_u64_var_bytes() {
     assert_eq!(m.get(0), Some(&*long));
     model.insert(0, long.as_bytes().to_vec());
     m.verify().unwrap();
-    assert!(m
-        .iter()
-        .map(|(k, v)| (k, v.as_bytes()))
-        .eq(model.iter().map(|(&k, v)| (k, &v[..]))));
+    assert!(
+        m.iter()
+            .map(|(k, v)| (k, v.as_bytes()))
+            .eq(model.iter().map(|(&k, v)| (k, &v[..])))
+    );
     assert!(m.keys().eq(model.keys().copied()));
-    assert!(m
-        .values()
-        .map(VarBytes::as_bytes)
-        .eq(model.values().map(|v| &v[..])));
-    assert!(m
-        .range(10..=10_000)
-        .map(|(k, _)| k)
-        .eq(model.range(10..=10_000).map(|(&k, _)| k)));
+    assert!(
+        m.values()
+            .map(VarBytes::as_bytes)
+            .eq(model.values().map(|v| &v[..]))
+    );
+    assert!(
+        m.range(10..=10_000)
+            .map(|(k, _)| k)
+            .eq(model.range(10..=10_000).map(|(&k, _)| k))
+    );
     let (fk, fv) = m.first_key_value().unwrap();
     assert_eq!(
         (fk, fv.as_bytes()),
@@ -706,28 +716,32 @@ macro_rules! exercise_fn {
             let k = keys[0];
             *m.get_mut(k).unwrap() += 1;
             *model.get_mut(&k).unwrap() += 1;
-            assert!(m
-                .iter()
-                .map(|(k, &v)| (k, v))
-                .eq(model.iter().map(|(&k, &v)| (k, v))));
+            assert!(
+                m.iter()
+                    .map(|(k, &v)| (k, v))
+                    .eq(model.iter().map(|(&k, &v)| (k, v)))
+            );
             assert!(m.keys().eq(model.keys().copied()));
             assert!(m.values().eq(model.values()));
             let sorted: Vec<$key> = model.keys().copied().collect();
             let (lo, hi) = (sorted[sorted.len() / 4], sorted[3 * sorted.len() / 4]);
             for (a, b) in [(lo, hi), (lo + 1, hi - 1), (lo ^ 0xFF, hi ^ 0xFF)] {
                 let (a, b) = (a.min(b), a.max(b));
-                assert!(m
-                    .range(a..b)
-                    .map(|(k, _)| k)
-                    .eq(model.range(a..b).map(|(&k, _)| k)));
-                assert!(m
-                    .range(a..)
-                    .map(|(k, _)| k)
-                    .eq(model.range(a..).map(|(&k, _)| k)));
-                assert!(m
-                    .range(..=b)
-                    .map(|(k, _)| k)
-                    .eq(model.range(..=b).map(|(&k, _)| k)));
+                assert!(
+                    m.range(a..b)
+                        .map(|(k, _)| k)
+                        .eq(model.range(a..b).map(|(&k, _)| k))
+                );
+                assert!(
+                    m.range(a..)
+                        .map(|(k, _)| k)
+                        .eq(model.range(a..).map(|(&k, _)| k))
+                );
+                assert!(
+                    m.range(..=b)
+                        .map(|(k, _)| k)
+                        .eq(model.range(..=b).map(|(&k, _)| k))
+                );
             }
             assert_eq!(
                 m.first_key_value().map(|(k, &v)| (k, v)),
@@ -889,26 +903,32 @@ fn full_compression_with_other_layouts() {
         assert_eq!(strings.insert(k, &v), model.insert(k, bytes(k)).is_some());
     }
     strings.verify().unwrap();
-    assert!(strings
-        .range(1000..)
-        .map(|(k, v)| (k, v.as_bytes()))
-        .eq(model.range(1000..).map(|(&k, v)| (k, &v[..]))));
+    assert!(
+        strings
+            .range(1000..)
+            .map(|(k, v)| (k, v.as_bytes()))
+            .eq(model.range(1000..).map(|(&k, v)| (k, &v[..])))
+    );
     for &k in keys.iter().step_by(2) {
         let k = k as u32;
         assert_eq!(strings.remove(k), model.remove(&k).is_some());
     }
     strings.verify().unwrap();
-    assert!(strings
-        .iter()
-        .map(|(k, v)| (k, v.as_bytes()))
-        .eq(model.iter().map(|(&k, v)| (k, &v[..]))));
+    assert!(
+        strings
+            .iter()
+            .map(|(k, v)| (k, v.as_bytes()))
+            .eq(model.iter().map(|(&k, v)| (k, &v[..])))
+    );
 
     let append: FullAppend = keys.iter().map(|&k| (k, k)).collect();
     append.verify().unwrap();
-    assert!(append.keys().eq(keys
-        .iter()
-        .copied()
-        .collect::<std::collections::BTreeSet<_>>()));
+    assert!(
+        append.keys().eq(keys
+            .iter()
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>())
+    );
 }
 
 #[test]
@@ -939,15 +959,17 @@ fn shared_tree_with_compression() {
         let r = tree.read();
         r.verify().unwrap();
         assert!(r.stats().lazy_leaves > 0);
-        assert!(r
-            .iter()
-            .map(|(k, &v)| (k, v))
-            .eq(model.iter().map(|(&k, &v)| (k, v))));
+        assert!(
+            r.iter()
+                .map(|(k, &v)| (k, v))
+                .eq(model.iter().map(|(&k, &v)| (k, v)))
+        );
         let (lo, hi) = (1 << 40, 1 << 62);
-        assert!(r
-            .range(lo..hi)
-            .map(|(k, _)| k)
-            .eq(model.range(lo..hi).map(|(&k, _)| k)));
+        assert!(
+            r.range(lo..hi)
+                .map(|(k, _)| k)
+                .eq(model.range(lo..hi).map(|(&k, _)| k))
+        );
     }
     let again = SharedFull::attach(&area, tree.handle()).unwrap();
     assert_eq!(again.read().len(), model.len());

@@ -124,7 +124,7 @@ where
                 let (lo, hi) = (lo.map(|w| w & max), hi.map(|w| w & max));
                 let want: Vec<(u128, u64)> = model
                     .iter()
-                    .filter(|(&w, _)| in_bounds(w, lo, hi))
+                    .filter(|&(&w, _)| in_bounds(w, lo, hi))
                     .map(|(&w, &tg)| (w, tg))
                     .collect();
                 assert_walk::<C, _>(t.range((lo.map(k), hi.map(k))), &want, pattern, &at);

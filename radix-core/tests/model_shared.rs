@@ -477,7 +477,7 @@ impl Case<'_> {
     fn want(&self, lo: Bound<u128>, hi: Bound<u128>) -> Vec<(u128, u64)> {
         self.model
             .iter()
-            .filter(|(&w, _)| in_bounds(w, lo, hi))
+            .filter(|&(&w, _)| in_bounds(w, lo, hi))
             .map(|(&w, &tg)| (w, tg))
             .collect()
     }

@@ -189,11 +189,7 @@ fn size_classes<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
 /// would leave one chunk, so u16 uses `0xF0FF`, the same shape (a sparse
 /// upper chunk, a dense lower one) in 16 bits.
 fn random_mask<K: Key>() -> u128 {
-    if K::BITS == 16 {
-        0xF0FF
-    } else {
-        0x07FF_00FF
-    }
+    if K::BITS == 16 { 0xF0FF } else { 0x07FF_00FF }
 }
 
 fn random<C: Config<Layout: TestLayout, Memory = LocalMemory>>(draws: usize, seed: u64) {
@@ -786,10 +782,11 @@ fn thresholds<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
             );
             if step % 100 == 0 {
                 verify(&t, &ctx);
-                assert!(t
-                    .keys()
-                    .map(|k| wide(k) >> shift)
-                    .eq(present.iter().copied()));
+                assert!(
+                    t.keys()
+                        .map(|k| wide(k) >> shift)
+                        .eq(present.iter().copied())
+                );
             }
         }
     }

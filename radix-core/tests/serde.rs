@@ -13,9 +13,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 
 use radix_core::value::VarBytes;
-use radix_core::{radix_set, radix_tree, RadixSet, RawTree};
-use serde::de::DeserializeOwned;
+use radix_core::{RadixSet, RawTree, radix_set, radix_tree};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use static_assertions::{assert_impl_all, assert_not_impl_any};
 
 radix_tree! {

@@ -9,14 +9,14 @@
 mod processes;
 
 use std::collections::BTreeSet;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::{Child, ExitCode};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use processes::{first_line, spawn, wait};
 
-use radix_core::shm::{remove_stale, Area, AreaHandle, AreaOptions, ShmError, TreeHandle};
+use radix_core::shm::{Area, AreaHandle, AreaOptions, ShmError, TreeHandle, remove_stale};
 
 radix_core::radix_tree! {
     /// The tree every test shares: `u64 -> u64`.
@@ -327,10 +327,11 @@ fn attach_errors_are_typed() {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600, "segments are private to their owner");
-        assert!(area
-            .handle()
-            .to_string()
-            .starts_with(&format!("radix-{pid}-")));
+        assert!(
+            area.handle()
+                .to_string()
+                .starts_with(&format!("radix-{pid}-"))
+        );
     }
     let mut bytes = std::fs::read(&path).unwrap();
     let original = bytes[8..12].to_vec();
@@ -424,10 +425,12 @@ fn remove_stale_cleans_up_after_a_killed_creator() {
     };
     let ours = area(None);
     assert!(listed().len() >= 2, "control and data segments");
-    assert!(remove_stale()
-        .unwrap()
-        .iter()
-        .all(|n| !n.starts_with(&prefix)));
+    assert!(
+        remove_stale()
+            .unwrap()
+            .iter()
+            .all(|n| !n.starts_with(&prefix))
+    );
     kill(&mut creator);
     creator.wait().unwrap();
     let removed: BTreeSet<String> = remove_stale().unwrap().into_iter().collect();

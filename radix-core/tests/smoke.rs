@@ -1,5 +1,5 @@
 //! A first end-to-end check of the raw engine.
-use radix_core::{mem::LocalMemory, value::Auto, Config, RawTree, SizeClasses};
+use radix_core::{Config, RawTree, SizeClasses, mem::LocalMemory, value::Auto};
 
 enum U64Map {}
 impl Config for U64Map {
@@ -22,14 +22,16 @@ fn insert_get_remove_iterate() {
     }
     t.verify().unwrap();
     assert_eq!(t.len(), model.len());
-    assert!(t
-        .iter()
-        .map(|(k, v)| (k, *v))
-        .eq(model.iter().map(|(k, v)| (*k, *v))));
-    assert!(t
-        .range(1000..2_000_000)
-        .map(|(k, _)| k)
-        .eq(model.range(1000..2_000_000).map(|(k, _)| *k)));
+    assert!(
+        t.iter()
+            .map(|(k, v)| (k, *v))
+            .eq(model.iter().map(|(k, v)| (*k, *v)))
+    );
+    assert!(
+        t.range(1000..2_000_000)
+            .map(|(k, _)| k)
+            .eq(model.range(1000..2_000_000).map(|(k, _)| *k))
+    );
     for &k in &keys {
         assert_eq!(t.remove(k), model.remove(&k));
         if k % 7 == 0 {

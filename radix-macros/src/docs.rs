@@ -185,7 +185,7 @@ fn size_classes_doc(spec: &Spec) -> String {
 mod tests {
     use super::*;
     use crate::parse::Invocation;
-    use crate::validate::{validate, Compression};
+    use crate::validate::{Compression, validate};
 
     fn docs(fields: &str) -> Vec<String> {
         let invocation: Invocation =

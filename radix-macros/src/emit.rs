@@ -27,8 +27,8 @@
 
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
 use syn::Ident;
+use syn::spanned::Spanned;
 
 use crate::docs;
 use crate::validate::{Layout, Memory, Spec};
@@ -425,18 +425,51 @@ fn sized_aliases(spec: &Spec, names: &Names) -> Option<TokenStream> {
     } = names;
     let doc = |what: &str, method: &str| format!("{what} Made by [`{tree}::{method}`].");
     let docs = [
-        doc(&format!("A mutable iterator over a [`{tree}`]'s entries as `(key, &mut value)`, in ascending key order."), "iter_mut"),
-        doc(&format!("A mutable iterator over the entries of a [`{tree}`] whose keys lie in a range, in ascending key order."), "range_mut"),
-        doc(&format!("A mutable iterator over a [`{tree}`]'s values, in ascending key order."), "values_mut"),
-        format!("An owning iterator over a [`{tree}`]'s entries as `(key, value)`, in ascending key order. Made by `into_iter()`."),
-        doc(&format!("An owning iterator over a [`{tree}`]'s keys, ascending."), "into_keys"),
-        doc(&format!("An owning iterator over a [`{tree}`]'s values, in ascending key order."), "into_values"),
-        doc(&format!("A view into one key of a [`{tree}`], present or not."), "entry"),
+        doc(
+            &format!(
+                "A mutable iterator over a [`{tree}`]'s entries as `(key, &mut value)`, in ascending key order."
+            ),
+            "iter_mut",
+        ),
+        doc(
+            &format!(
+                "A mutable iterator over the entries of a [`{tree}`] whose keys lie in a range, in ascending key order."
+            ),
+            "range_mut",
+        ),
+        doc(
+            &format!("A mutable iterator over a [`{tree}`]'s values, in ascending key order."),
+            "values_mut",
+        ),
+        format!(
+            "An owning iterator over a [`{tree}`]'s entries as `(key, value)`, in ascending key order. Made by `into_iter()`."
+        ),
+        doc(
+            &format!("An owning iterator over a [`{tree}`]'s keys, ascending."),
+            "into_keys",
+        ),
+        doc(
+            &format!("An owning iterator over a [`{tree}`]'s values, in ascending key order."),
+            "into_values",
+        ),
+        doc(
+            &format!("A view into one key of a [`{tree}`], present or not."),
+            "entry",
+        ),
         format!("A view into a present key of a [`{tree}`]: part of [`{entry}`]."),
         format!("A view into an absent key of a [`{tree}`]: part of [`{entry}`]."),
     ];
-    let [d_iter_mut, d_range_mut, d_values_mut, d_into_iter, d_into_keys, d_into_values, d_entry, d_occupied, d_vacant] =
-        docs;
+    let [
+        d_iter_mut,
+        d_range_mut,
+        d_values_mut,
+        d_into_iter,
+        d_into_keys,
+        d_into_values,
+        d_entry,
+        d_occupied,
+        d_vacant,
+    ] = docs;
     Some(quote! {
         #(#forwarded)*
         #[doc = #d_iter_mut]

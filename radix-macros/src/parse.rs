@@ -20,7 +20,7 @@
 use proc_macro2::Span;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
-use syn::{braced, bracketed, Attribute, Ident, LitBool, LitInt, Token, Type, Visibility};
+use syn::{Attribute, Ident, LitBool, LitInt, Token, Type, Visibility, braced, bracketed};
 
 /// The field names an invocation may use, in the order the docs list them.
 pub const FIELD_NAMES: &str = "key, value, layout, memory, size_classes, compression, delete";
@@ -117,7 +117,7 @@ impl Parse for Field {
                 return Err(syn::Error::new(
                     name.span(),
                     format!("unknown field `{other}`; expected one of: {FIELD_NAMES}"),
-                ))
+                ));
             }
         };
         Ok(Self { name, value })

@@ -12,7 +12,7 @@
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 
-use crate::emit::{assertions, config, Names};
+use crate::emit::{Names, assertions, config};
 use crate::parse::{Field, FieldValue, Invocation};
 use crate::validate::{self, Spec};
 

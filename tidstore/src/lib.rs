@@ -45,4 +45,4 @@ pub use shared::{
     SharedTidStore, SharedTidStoreHandle, SharedTidStoreReader, SharedTidStoreWriter,
 };
 pub use store::{BlockOffsets, DeadBlock, Iter, TidStore};
-pub use tid::{Tid, MAX_OFFSET};
+pub use tid::{MAX_OFFSET, Tid};

@@ -15,7 +15,7 @@ use radix_core::shm::{Area, AreaHandle, AreaOptions, ShmError, TreeHandle};
 use crate::entry::{BlockEntry, EntryBuf};
 use crate::error::TidStoreError;
 use crate::ordered::{OrderedLookup, TableCursor};
-use crate::store::{block_iter, validate, verify_entries, DeadBlock};
+use crate::store::{DeadBlock, block_iter, validate, verify_entries};
 use crate::tid::Tid;
 
 radix_core::radix_tree! {

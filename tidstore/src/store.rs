@@ -6,7 +6,7 @@ use radix_core::mem::LocalMemory;
 
 use crate::entry::{BlockEntry, EntryBuf, Offsets};
 use crate::error::TidStoreError;
-use crate::tid::{Tid, MAX_OFFSET};
+use crate::tid::{MAX_OFFSET, Tid};
 
 radix_core::radix_tree! {
     /// Block number to the entry of its dead offsets.

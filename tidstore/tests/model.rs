@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use quickcheck::{quickcheck, Arbitrary, Gen};
+use quickcheck::{Arbitrary, Gen, quickcheck};
 use tidstore::{Tid, TidStore};
 
 #[derive(Clone, Debug)]

@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::check;
-use tidstore::{Tid, TidStore, TidStoreError, MAX_OFFSET};
+use tidstore::{MAX_OFFSET, Tid, TidStore, TidStoreError};
 
 fn stores() -> [(&'static str, TidStore); 2] {
     [

@@ -8,7 +8,7 @@
 
 #![cfg(feature = "serde")]
 
-use tidstore::{TidStore, MAX_OFFSET};
+use tidstore::{MAX_OFFSET, TidStore};
 
 /// A store's content.
 fn contents(ts: &TidStore) -> Vec<(u32, Vec<u16>)> {

@@ -18,7 +18,7 @@ use common::check;
 use processes::{first_line, spawn, wait};
 
 use radix_core::shm::ShmError;
-use tidstore::{SharedTidStore, SharedTidStoreHandle, Tid, TidStoreError, MAX_OFFSET};
+use tidstore::{MAX_OFFSET, SharedTidStore, SharedTidStoreHandle, Tid, TidStoreError};
 
 const BUDGET: usize = 64 << 20;
 

@@ -7,8 +7,8 @@ use clap::{Parser, ValueEnum};
 
 use vacuum_sim::order::parse_index_list;
 use vacuum_sim::report::{header, json_line, table};
-use vacuum_sim::scenario::{parse_size, ScenarioError, DEFAULT_SCENARIO};
-use vacuum_sim::{run, DeadPattern, IndexOrder, Progress, Scenario, StoreKind};
+use vacuum_sim::scenario::{DEFAULT_SCENARIO, ScenarioError, parse_size};
+use vacuum_sim::{DeadPattern, IndexOrder, Progress, Scenario, StoreKind, run};
 
 const AFTER_HELP: &str = "\
 Scenarios (WORKLOADS.md, \"Vacuum scenarios\"; see --list):
@@ -368,7 +368,7 @@ fn shared_run(
     count: usize,
     progress: &Progress,
 ) -> Result<vacuum_sim::VacuumStats, String> {
-    use vacuum_sim::shared::{run_shared, Workers};
+    use vacuum_sim::shared::{Workers, run_shared};
     let program = std::env::current_exe()
         .map_err(|e| format!("cannot find this program to start workers: {e}"))?;
     let mut workers = Workers::new(count, program);
@@ -415,7 +415,7 @@ fn shared_table(runs: &[vacuum_sim::VacuumStats], shared: &vacuum_sim::VacuumSta
 #[cfg(target_os = "linux")]
 fn worker(cli: &Cli, handle: &str, born: SystemTime) -> ExitCode {
     use std::io::Write as _;
-    use vacuum_sim::shared::{parse_range, run_worker, WorkerTask};
+    use vacuum_sim::shared::{WorkerTask, parse_range, run_worker};
 
     watch_leader();
     let scenario = cli.scenario();
@@ -473,11 +473,13 @@ fn worker(_cli: &Cli, _handle: &str, _born: SystemTime) -> ExitCode {
 fn watch_leader() {
     use std::os::unix::process::parent_id;
     let leader = parent_id();
-    std::thread::spawn(move || loop {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        if parent_id() != leader {
-            eprintln!("error: worker: the leader (process {leader}) exited");
-            std::process::exit(1);
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            if parent_id() != leader {
+                eprintln!("error: worker: the leader (process {leader}) exited");
+                std::process::exit(1);
+            }
         }
     });
 }

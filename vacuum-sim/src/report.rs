@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::heap::DeadPattern;
 use crate::order::format_index_list;
-use crate::scenario::{group, Scenario};
+use crate::scenario::{Scenario, group};
 use crate::store::StoreKind;
 use crate::vacuum::VacuumStats;
 
@@ -388,9 +388,11 @@ mod tests {
             cells[4],
             format!("{:.2}×", 4.0 / cells[2].parse::<f64>().unwrap())
         );
-        assert!(lines
-            .iter()
-            .any(|l| l.starts_with("found") && l.contains("800")));
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("found") && l.contains("800"))
+        );
         assert!(header(&scenario).contains(FOUND_DEFINITION));
         let single = table(&runs[..1]);
         assert!(!single.contains('÷'));

@@ -4,7 +4,7 @@
 use core::fmt;
 
 use crate::heap::{DeadPattern, Heap};
-use crate::order::{format_index_list, IndexOrder};
+use crate::order::{IndexOrder, format_index_list};
 
 /// One KiB.
 pub const KIB: u64 = 1 << 10;
@@ -243,10 +243,14 @@ pub enum SizeError {
     #[error("empty size: expected a number with an optional unit, such as 64MiB")]
     Empty,
     /// No number, or a malformed one.
-    #[error("bad number in size `{0}`: expected digits with an optional fraction, such as 64MiB or 1.5GiB")]
+    #[error(
+        "bad number in size `{0}`: expected digits with an optional fraction, such as 64MiB or 1.5GiB"
+    )]
     BadNumber(String),
     /// A unit other than B, KiB, MiB, GiB, KB, MB, GB.
-    #[error("unknown unit `{unit}` in size `{text}`: use B, KiB, MiB, GiB (powers of 1024) or KB, MB, GB (powers of 1000)")]
+    #[error(
+        "unknown unit `{unit}` in size `{text}`: use B, KiB, MiB, GiB (powers of 1024) or KB, MB, GB (powers of 1000)"
+    )]
     BadUnit {
         /// The whole input.
         text: String,
@@ -300,7 +304,7 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
             return Err(SizeError::BadUnit {
                 text: text.to_string(),
                 unit: unit.to_string(),
-            })
+            });
         }
     };
     let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));

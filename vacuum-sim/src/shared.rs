@@ -40,13 +40,13 @@ use serde::{Deserialize, Serialize};
 use tidstore::{SharedTidStore, SharedTidStoreHandle, SharedTidStoreReader, SharedTidStoreWriter};
 
 use crate::heap::Heap;
-use crate::order::{format_index_list, RandomOrder};
+use crate::order::{RandomOrder, format_index_list};
 use crate::progress::{Phase, Progress};
 use crate::scenario::Scenario;
 use crate::store::{StoreError, StoreKind};
 use crate::vacuum::{
-    correlated_pass, drive, index_order, random_pass, VacuumError, VacuumStats, Vacuumable,
-    WorkerSummary,
+    VacuumError, VacuumStats, Vacuumable, WorkerSummary, correlated_pass, drive, index_order,
+    random_pass,
 };
 
 /// The most worker processes per index pass: a shared store's lock has 64
@@ -127,7 +127,9 @@ pub enum SharedError {
         stderr: String,
     },
     /// A worker exited successfully but its output is not a report.
-    #[error("worker {worker} (index {index}) printed {output:?}, which is not a worker report: {reason}")]
+    #[error(
+        "worker {worker} (index {index}) printed {output:?}, which is not a worker report: {reason}"
+    )]
     BadReport {
         /// The worker (from 1).
         worker: usize,

@@ -4,7 +4,7 @@
 use core::fmt;
 use core::str::FromStr;
 
-use tidstore::{ArrayError, DeadItemsArray, Tid, TidStore, TidStoreError, MAX_OFFSET};
+use tidstore::{ArrayError, DeadItemsArray, MAX_OFFSET, Tid, TidStore, TidStoreError};
 
 /// Which store a run uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

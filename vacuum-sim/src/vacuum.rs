@@ -22,11 +22,11 @@ use std::time::{Duration, Instant};
 
 use tidstore::{Tid, TidStore};
 
-use crate::heap::{splitmix64_at, Heap};
+use crate::heap::{Heap, splitmix64_at};
 use crate::order::{IndexOrder, RandomOrder};
 use crate::progress::{Phase, Progress};
-use crate::scenario::{group, Scenario, ScenarioError};
-use crate::store::{array_with_limit, offsets_buffer, DeadTupleStore, StoreError, StoreKind};
+use crate::scenario::{Scenario, ScenarioError, group};
+use crate::store::{DeadTupleStore, StoreError, StoreKind, array_with_limit, offsets_buffer};
 
 /// Index entries between two progress updates.
 const CHUNK: u64 = 1 << 16;
@@ -42,7 +42,9 @@ pub enum VacuumError {
     Store(#[from] StoreError),
     /// [`run`] was asked for the shared store, which needs worker
     /// processes: `shared::run_shared` (or `vacuum-sim --workers N`) runs it.
-    #[error("the shared store runs its index passes in worker processes: use --workers N (shared::run_shared)")]
+    #[error(
+        "the shared store runs its index passes in worker processes: use --workers N (shared::run_shared)"
+    )]
     NeedsWorkers,
     /// The shared store, or one of its worker processes, failed.
     #[cfg(target_os = "linux")]

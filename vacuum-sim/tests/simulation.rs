@@ -1,7 +1,7 @@
 //! Small vacuum runs checked against arithmetic and against each other.
 
 use vacuum_sim::{
-    run, DeadItemsArray, DeadPattern, IndexOrder, Progress, RandomOrder, Scenario, StoreKind,
+    DeadItemsArray, DeadPattern, IndexOrder, Progress, RandomOrder, Scenario, StoreKind, run,
 };
 
 const BOTH: [IndexOrder; 2] = [IndexOrder::Correlated, IndexOrder::Random];

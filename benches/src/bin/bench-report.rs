@@ -15,8 +15,8 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use benches::alloc::{self, CountingAlloc};
-use benches::runner::{run_case, Event, RunOptions};
-use benches::workloads::{self, Case, Size, Sizing, Variant, DEFAULT_WORKLOADS};
+use benches::runner::{Event, RunOptions, run_case};
+use benches::workloads::{self, Case, DEFAULT_WORKLOADS, Size, Sizing, Variant};
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 

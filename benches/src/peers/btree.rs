@@ -10,7 +10,7 @@ use tidstore::Tid;
 
 use crate::workloads::set::TidSide;
 
-use super::{element_checksum, group_by_block, tid_to_u64, DeadTidSet, RtMap, SetOps};
+use super::{DeadTidSet, RtMap, SetOps, element_checksum, group_by_block, tid_to_u64};
 
 /// `std::collections::BTreeMap<K, u64>`, `K` being `u64` or `u128`.
 #[derive(Debug, Default)]

@@ -10,8 +10,8 @@
 //! nodes are freed, which it sees through the counting allocator (without
 //! it, it stops after a few rounds).
 
-use ::congee::epoch::{pin, Guard};
 use ::congee::Congee;
+use ::congee::epoch::{Guard, pin};
 
 use super::RtMap;
 use crate::alloc::live_bytes;

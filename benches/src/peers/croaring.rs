@@ -21,7 +21,7 @@ use tidstore::Tid;
 
 use crate::workloads::set::TidSide;
 
-use super::{element_checksum, group_by_block, tid_to_u64, DeadTidSet, SetOps};
+use super::{DeadTidSet, SetOps, element_checksum, group_by_block, tid_to_u64};
 
 static RUST_ALLOC: Once = Once::new();
 

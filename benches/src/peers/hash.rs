@@ -12,7 +12,7 @@ use foldhash::fast::FixedState;
 use hashbrown::{HashMap, HashSet};
 use tidstore::Tid;
 
-use super::{group_by_block, tid_to_u64, DeadTidSet, RtMap};
+use super::{DeadTidSet, RtMap, group_by_block, tid_to_u64};
 
 /// `hashbrown::HashMap<K, u64>` with foldhash's fixed-seed fast hasher, `K`
 /// being `u64` or `u128`.

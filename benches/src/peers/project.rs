@@ -16,7 +16,7 @@ use tidstore::{Tid, TidStore};
 
 use crate::workloads::set::TidSide;
 
-use super::{element_checksum, tid_to_u64, DeadTidSet, RtMap, SetOps};
+use super::{DeadTidSet, RtMap, SetOps, element_checksum, tid_to_u64};
 
 /// Declares a project tree (`KEY -> u64`, default layout and size classes)
 /// and its [`RtMap`] adapter: one per key width the RT workloads use.

@@ -4,7 +4,7 @@
 use ::roaring::RoaringTreemap;
 use tidstore::Tid;
 
-use super::{group_by_block, tid_to_u64, DeadTidSet};
+use super::{DeadTidSet, group_by_block, tid_to_u64};
 
 /// `roaring::RoaringTreemap` of `(blk << 16) | off`, one insert per TID.
 pub struct RoaringSet(RoaringTreemap);

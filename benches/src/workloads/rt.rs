@@ -3,9 +3,9 @@
 //! [`RtMap`].
 
 use crate::peers::RtMap;
-use crate::rng::{hash64, shuffle, SplitMix64};
+use crate::rng::{SplitMix64, hash64, shuffle};
 
-use super::{parse_u64, Sizing, Variant};
+use super::{Sizing, Variant, parse_u64};
 
 /// RT-4's filters, the default first.
 pub const RT4_FILTERS: [u64; 4] = [0x7F_07FF_00FF, 0xFFFF_0000_003F, 0xFF_FFFF_FFFF, 0xFF_FFFF];

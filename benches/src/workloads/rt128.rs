@@ -9,8 +9,8 @@
 use crate::peers::RtMap;
 use crate::rng::SplitMix64;
 
-use super::rt::{load_pairs, pair_answers, search_pairs};
 use super::Sizing;
+use super::rt::{load_pairs, pair_answers, search_pairs};
 
 /// RT-7 with its parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]

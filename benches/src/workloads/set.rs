@@ -16,8 +16,8 @@ use std::cmp::Ordering;
 use crate::peers::element_checksum;
 use crate::rng::SplitMix64;
 
-use super::ts::{self, TsCase};
 use super::Sizing;
+use super::ts::{self, TsCase};
 
 /// SET-2's key count at the default size (WORKLOADS.md: A is the first
 /// 1,000,000 keys of the stream).

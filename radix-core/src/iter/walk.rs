@@ -25,11 +25,11 @@ use core::ptr::NonNull;
 use crate::config::Config;
 use crate::config::RefOf;
 use crate::key::{Key, SPAN};
-use crate::node::{lazy, END};
+use crate::node::{END, lazy};
 use crate::ptr::NodePtr;
 use crate::tree::{
-    entry_at, entry_before, follow, node_key, node_shift, seek, unflagged, RawTree, SlotOf,
-    MAX_LEVELS,
+    MAX_LEVELS, RawTree, SlotOf, entry_at, entry_before, follow, node_key, node_shift, seek,
+    unflagged,
 };
 
 #[derive(Clone, Copy)]

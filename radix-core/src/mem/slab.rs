@@ -511,7 +511,7 @@ impl Slab {
     unsafe fn decommit(&self, block: NonNull<BlockHeader>) {
         #[cfg(all(target_os = "linux", not(miri)))]
         if self.decommits {
-            use rustix::mm::{madvise, Advice};
+            use rustix::mm::{Advice, madvise};
             // The block is whole pages: at least a page, and aligned to its
             // size, a power of two.
             // SAFETY: the block is ours, whole pages and holds nothing live;

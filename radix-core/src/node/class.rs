@@ -69,7 +69,9 @@ impl SizeClasses {
                 return Err("size_classes: a class must hold at least one child");
             }
             if cap > 64 && cap != 256 {
-                return Err("size_classes: capacities must be 1..=4 (node4), 5..=32 (node16), 33..=64 (node48) or 256 (node256)");
+                return Err(
+                    "size_classes: capacities must be 1..=4 (node4), 5..=32 (node16), 33..=64 (node48) or 256 (node256)",
+                );
             }
             if i > 0 && caps[i - 1] >= cap {
                 return Err("size_classes must be strictly ascending");
@@ -189,12 +191,16 @@ mod tests {
             SizeClasses::check(&[16, 4, 256]),
             Err("size_classes must be strictly ascending")
         );
-        assert!(SizeClasses::check(&[4, 16, 64])
-            .unwrap_err()
-            .contains("end with 256"));
-        assert!(SizeClasses::check(&[4, 100, 256])
-            .unwrap_err()
-            .contains("capacities"));
+        assert!(
+            SizeClasses::check(&[4, 16, 64])
+                .unwrap_err()
+                .contains("end with 256")
+        );
+        assert!(
+            SizeClasses::check(&[4, 100, 256])
+                .unwrap_err()
+                .contains("capacities")
+        );
         assert!(SizeClasses::check(&[0, 256]).is_err());
         assert!(SizeClasses::check(&[1, 2, 3, 4, 5, 6, 7, 8, 256]).is_err());
     }

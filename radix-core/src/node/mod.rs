@@ -82,14 +82,14 @@ mod sorted;
 
 use core::ptr::NonNull;
 
-pub use class::{SizeClasses, MAX_CLASSES};
+pub use class::{MAX_CLASSES, SizeClasses};
 pub(crate) use lazy::lazy_leaf_spec;
-pub(crate) use node16::Node16;
-pub(crate) use node256::Node256;
 pub(crate) use node4::Node4;
+pub(crate) use node16::Node16;
 pub(crate) use node48::Node48;
+pub(crate) use node256::Node256;
 
-use crate::ptr::{StoredRef, NODE_ALIGN};
+use crate::ptr::{NODE_ALIGN, StoredRef};
 
 /// The four node kinds. The discriminant is the pointer tag.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
@@ -149,11 +149,7 @@ pub(crate) const fn slots_offset<S>(index_end: usize) -> usize {
 /// Alignment of a node whose slots are `S`.
 pub(crate) const fn node_align<S>() -> usize {
     let a = core::mem::align_of::<S>();
-    if a > NODE_ALIGN {
-        a
-    } else {
-        NODE_ALIGN
-    }
+    if a > NODE_ALIGN { a } else { NODE_ALIGN }
 }
 
 /// Bytes of a node of `kind` with `capacity` slots of type `S`.

@@ -11,8 +11,8 @@
 
 use core::ptr::NonNull;
 
-use super::sorted::{sorted_node_kind, ChunkSearch};
 use super::Kind;
+use super::sorted::{ChunkSearch, sorted_node_kind};
 use crate::simd;
 
 /// The node16 kind.

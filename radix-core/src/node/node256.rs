@@ -13,7 +13,7 @@
 
 use core::ptr::NonNull;
 
-use super::{count, header, slot_ptr, write_header, Entry, Kind, NodeKind};
+use super::{Entry, Kind, NodeKind, count, header, slot_ptr, write_header};
 use crate::ptr::StoredRef;
 
 /// The node256 kind.

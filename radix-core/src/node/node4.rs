@@ -27,8 +27,8 @@
 
 use core::ptr::NonNull;
 
-use super::sorted::{sorted_node_kind, ChunkSearch};
 use super::Kind;
+use super::sorted::{ChunkSearch, sorted_node_kind};
 
 /// The node4 kind.
 pub(crate) enum Node4 {}

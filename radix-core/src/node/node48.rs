@@ -20,7 +20,7 @@
 
 use core::ptr::NonNull;
 
-use super::{count, header, slot_ptr, write_header, Entry, Kind, NodeKind};
+use super::{Entry, Kind, NodeKind, count, header, slot_ptr, write_header};
 
 /// The node48 kind.
 pub(crate) enum Node48 {}

@@ -14,7 +14,7 @@
 
 use core::ptr::NonNull;
 
-use super::{count, header, slot_ptr, slots_offset, write_header, Entry, Kind};
+use super::{Entry, Kind, count, header, slot_ptr, slots_offset, write_header};
 use crate::ptr::StoredRef;
 use crate::simd;
 

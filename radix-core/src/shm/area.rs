@@ -10,15 +10,15 @@ use rustix::fs::Mode;
 use rustix::mm::{MapFlags, ProtFlags};
 use rustix::shm;
 
-use super::buddy::{ceil_log2, Buddy, MAX_ORDER, PAGE};
+use super::ShmError;
+use super::buddy::{Buddy, MAX_ORDER, PAGE, ceil_log2};
 use super::control::{
-    control_size, Control, TreeSlot, MAGIC, MAX_TREES, SEGMENT_FREE, SEGMENT_LIVE, SEGMENT_SLOTS,
-    VERSION,
+    Control, MAGIC, MAX_TREES, SEGMENT_FREE, SEGMENT_LIVE, SEGMENT_SLOTS, TreeSlot, VERSION,
+    control_size,
 };
 use super::handle::AreaHandle;
-use super::lock::{my_pid, PidMutexGuard};
-use super::segment::{unlink, Backing, Reservation};
-use super::ShmError;
+use super::lock::{PidMutexGuard, my_pid};
+use super::segment::{Backing, Reservation, unlink};
 
 /// The smallest segment size an area may be given.
 const MIN_SEGMENT: usize = 64 << 10;

@@ -16,7 +16,7 @@
 //! happens under the area's lock.
 
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+use core::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
 
 /// Bytes per page.
 pub(crate) const PAGE: usize = 4096;
@@ -241,7 +241,7 @@ impl Buddy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::alloc::{alloc_zeroed, dealloc, Layout};
+    use std::alloc::{Layout, alloc_zeroed, dealloc};
 
     /// A zeroed, page-aligned heap segment, freed on drop (also when a
     /// test panics).

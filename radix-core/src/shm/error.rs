@@ -83,7 +83,9 @@ pub enum ShmError {
         source: io::Error,
     },
     /// The tree in the area was built with another configuration.
-    #[error("the tree's configuration differs in {part}: the area holds {found}, this type has {expected}")]
+    #[error(
+        "the tree's configuration differs in {part}: the area holds {found}, this type has {expected}"
+    )]
     ConfigMismatch {
         /// Which part differs: "key width", "value layout", "value size",
         /// "value alignment", "size classes" or "delete".

@@ -25,10 +25,10 @@ use core::num::NonZeroUsize;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use super::area::AreaInner;
-use super::buddy::{ceil_log2, PAGE};
-use super::control::{PoolState, TreeSlot, LEAF_CLASSES, NODE_POOLS, POOLS};
 use super::ShmError;
+use super::area::AreaInner;
+use super::buddy::{PAGE, ceil_log2};
+use super::control::{LEAF_CLASSES, NODE_POOLS, POOLS, PoolState, TreeSlot};
 use crate::mem::{Memory, PoolSpec};
 use crate::ptr::StoredRef;
 

@@ -16,7 +16,7 @@
 
 use core::ffi::c_void;
 use core::ptr::NonNull;
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::os::fd::OwnedFd;
 
 use rustix::fs::{FallocateFlags, Mode};
@@ -24,8 +24,8 @@ use rustix::io::Errno;
 use rustix::mm::{MapFlags, ProtFlags};
 use rustix::shm;
 
-use super::buddy::PAGE;
 use super::ShmError;
+use super::buddy::PAGE;
 
 /// Where an area's memory comes from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -48,11 +48,7 @@ fn area(limit: Option<usize>) -> Area {
 }
 
 fn n(normal: usize, miri: usize) -> usize {
-    if cfg!(miri) {
-        miri
-    } else {
-        normal
-    }
+    if cfg!(miri) { miri } else { normal }
 }
 
 /// Keys spread over every level of a `u64` tree.
@@ -85,20 +81,23 @@ fn insert_read_remove_and_destroy_return_every_byte() {
     {
         let r = tree.read();
         assert_eq!(r.len(), model.len());
-        assert!(r
-            .iter()
-            .map(|(k, &v)| (k, v))
-            .eq(model.iter().map(|(&k, &v)| (k, v))));
-        assert!(r
-            .iter()
-            .rev()
-            .map(|(k, _)| k)
-            .eq(model.keys().rev().copied()));
+        assert!(
+            r.iter()
+                .map(|(k, &v)| (k, v))
+                .eq(model.iter().map(|(&k, &v)| (k, v)))
+        );
+        assert!(
+            r.iter()
+                .rev()
+                .map(|(k, _)| k)
+                .eq(model.keys().rev().copied())
+        );
         let (lo, hi) = (1u64 << 20, 1u64 << 50);
-        assert!(r
-            .range(lo..hi)
-            .map(|(k, _)| k)
-            .eq(model.range(lo..hi).map(|(&k, _)| k)));
+        assert!(
+            r.range(lo..hi)
+                .map(|(k, _)| k)
+                .eq(model.range(lo..hi).map(|(&k, _)| k))
+        );
         assert_eq!(
             r.first_key_value().map(|(k, _)| k),
             model.keys().next().copied()
@@ -389,10 +388,11 @@ fn views_seek_compare_and_write_through_mutable_iterators() {
         a.verify().unwrap();
     }
     let (e, a) = (evens.read(), all.read());
-    assert!(e
-        .iter()
-        .map(|(k, &v)| (k, v))
-        .eq(model.iter().map(|(&k, &v)| (k, k.wrapping_add(v)))));
+    assert!(
+        e.iter()
+            .map(|(k, &v)| (k, v))
+            .eq(model.iter().map(|(&k, &v)| (k, k.wrapping_add(v))))
+    );
     for (&k, &v) in &model {
         let expected = if k < 1 << 20 { 0 } else { v + 1 };
         assert_eq!(a.get(k | 1), Some(&expected));

@@ -6,8 +6,8 @@ use core::mem::ManuallyDrop;
 use core::ops::{Deref, RangeBounds};
 use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
-use super::control::{TreeSlot, FINGERPRINT_WORDS, TREE_FREE, TREE_LIVE, USER_WORDS};
-use super::memory::{init_pools, Offset};
+use super::control::{FINGERPRINT_WORDS, TREE_FREE, TREE_LIVE, TreeSlot, USER_WORDS};
+use super::memory::{Offset, init_pools};
 use super::{Area, SharedMemory, ShmError, TreeHandle};
 use crate::config::{Compression, Config, Removable};
 use crate::key::Key;

@@ -179,7 +179,7 @@ mod tests {
     #[test]
     fn padded_search_on_every_count_and_key() {
         let full: Vec<u8> = (0..GROUP_BYTES as u8).map(|i| i * 8 + 1).collect(); // 1..=249
-                                                                                 // Under Miri, every key but a sample of counts around the halves.
+        // Under Miri, every key but a sample of counts around the halves.
         let counts: Vec<usize> = if cfg!(miri) {
             vec![1, 15, 16, 17, 31, 32]
         } else {

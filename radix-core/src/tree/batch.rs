@@ -68,13 +68,13 @@ use core::mem::size_of;
 use core::ptr::NonNull;
 
 use super::{
-    descend_to_last_level, entry_at, find_child, follow, resolve, search_value_slot, LayoutOf,
-    RawTree, RefOf, SlotOf, ValueOf,
+    LayoutOf, RawTree, RefOf, SlotOf, ValueOf, descend_to_last_level, entry_at, find_child, follow,
+    resolve, search_value_slot,
 };
 use crate::config::Config;
 use crate::key::{Key, SPAN};
 use crate::mem::Memory;
-use crate::node::{dispatch, Kind, Node256, NodeKind};
+use crate::node::{Kind, Node256, NodeKind, dispatch};
 use crate::ptr::NodePtr;
 use crate::value::ValueLayout;
 

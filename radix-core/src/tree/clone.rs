@@ -311,11 +311,11 @@ mod tests {
 
     use std::cell::Cell;
     use std::collections::BTreeMap;
-    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::panic::{AssertUnwindSafe, catch_unwind};
     use std::rc::{Rc, Weak};
 
     use crate::mem::LocalMemory;
-    use crate::tree::test_keys::{key, wide, SplitMix64};
+    use crate::tree::test_keys::{SplitMix64, key, wide};
     use crate::value::{
         Auto, CloneLayout, Inline, Leaf, MutableLayout, ValueLayout, VarBytes, Varlen, Word,
     };
@@ -700,10 +700,11 @@ mod tests {
             assert_eq!(FUSE.with(Cell::get), 0);
             t.verify().unwrap();
             assert!(owners(&t, 1), "a clone outlived its panic (fuse {fuse})");
-            assert!(t
-                .values()
-                .zip(&weak)
-                .all(|(v, w)| Rc::ptr_eq(v.rc(), &w.upgrade().unwrap())));
+            assert!(
+                t.values()
+                    .zip(&weak)
+                    .all(|(v, w)| Rc::ptr_eq(v.rc(), &w.upgrade().unwrap()))
+            );
         }
         // A fuse past the last value does not burn.
         FUSE.with(|f| f.set(keys.len() + 1));

@@ -16,7 +16,7 @@
 use core::fmt;
 use core::ptr::NonNull;
 
-use super::{find_slot, find_value_slot, follow, InsertHint, LayoutOf, RawTree, SlotOf, ValueOf};
+use super::{InsertHint, LayoutOf, RawTree, SlotOf, ValueOf, find_slot, find_value_slot, follow};
 use crate::config::{Config, RefOf, Removable};
 use crate::key::{Key, SPAN};
 use crate::mem::InfallibleMemory;

@@ -59,8 +59,8 @@
 
 use super::clone::{pool_sizes, twin_of, twin_slot};
 use super::{
-    entry_at, find_slot, follow, remove_entry, resolve, stored, walk_nodes, LayoutOf, RawTree,
-    SlotOf, ValueOf, MAX_LEVELS,
+    LayoutOf, MAX_LEVELS, RawTree, SlotOf, ValueOf, entry_at, find_slot, follow, remove_entry,
+    resolve, stored, walk_nodes,
 };
 use crate::config::{Config, RefOf, Removable};
 use crate::key::{Key, SPAN};

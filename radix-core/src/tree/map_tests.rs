@@ -12,7 +12,7 @@ use crate::config::Removable;
 use crate::iter::Cursor;
 use crate::mem::LocalMemory;
 use crate::tree::entry::Entry;
-use crate::tree::test_keys::{key, wide, SplitMix64};
+use crate::tree::test_keys::{SplitMix64, key, wide};
 use crate::value::{Auto, CloneLayout, Inline, Leaf, MutableLayout};
 use crate::{Compression, Config, RawTree, SizeClasses, TreeSet, ValueOf};
 use test_depth::pick;
@@ -285,9 +285,10 @@ fn sets_match_btreeset() {
     assert!(a.union(&b).eq(ma.union(&mb).copied()));
     assert!(a.intersection(&b).eq(ma.intersection(&mb).copied()));
     assert!(a.difference(&b).eq(ma.difference(&mb).copied()));
-    assert!(a
-        .symmetric_difference(&b)
-        .eq(ma.symmetric_difference(&mb).copied()));
+    assert!(
+        a.symmetric_difference(&b)
+            .eq(ma.symmetric_difference(&mb).copied())
+    );
     let mut c = a.clone();
     c.intersect_with(&b);
     c.verify().unwrap();

@@ -25,7 +25,7 @@ use core::ptr::NonNull;
 
 pub use clone::CloneLayout;
 pub use inline::Inline;
-pub use varlen::{VarBytes, Varlen, VarlenValue, TAG_BIT};
+pub use varlen::{TAG_BIT, VarBytes, Varlen, VarlenValue};
 pub use word::{Auto, Embedded, Leaf, SlotWord, Word};
 
 use crate::mem::Memory;

@@ -19,11 +19,11 @@
 
 use core::alloc::Layout;
 use core::marker::PhantomData;
-use core::mem::{align_of, size_of, MaybeUninit};
+use core::mem::{MaybeUninit, align_of, size_of};
 use core::ptr::NonNull;
 
-use super::word::SlotWord;
 use super::ValueLayout;
+use super::word::SlotWord;
 use crate::mem::Memory;
 
 /// The bit of a value's first byte that the tree uses as the embedded tag.

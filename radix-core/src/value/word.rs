@@ -7,7 +7,7 @@
 
 use core::alloc::Layout;
 use core::marker::PhantomData;
-use core::mem::{align_of, needs_drop, size_of, MaybeUninit};
+use core::mem::{MaybeUninit, align_of, needs_drop, size_of};
 use core::ptr::NonNull;
 
 use super::{MutableLayout, ValueLayout};

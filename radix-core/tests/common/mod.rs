@@ -250,11 +250,7 @@ impl<const EMBED: bool> TestLayout for Word<u64, EMBED> {
         !Self::EMBEDS
     }
     fn leaf_bytes(_tag: u64) -> usize {
-        if Self::EMBEDS {
-            0
-        } else {
-            8
-        }
+        if Self::EMBEDS { 0 } else { 8 }
     }
 }
 
@@ -316,11 +312,7 @@ impl<const EMBED: bool> TestLayout for Word<[u64; 3], EMBED> {
         !Self::EMBEDS
     }
     fn leaf_bytes(_tag: u64) -> usize {
-        if Self::EMBEDS {
-            0
-        } else {
-            24
-        }
+        if Self::EMBEDS { 0 } else { 24 }
     }
 }
 

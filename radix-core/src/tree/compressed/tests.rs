@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use crate::mem::LocalMemory;
-use crate::tree::test_keys::{key, wide, SplitMix64};
+use crate::tree::test_keys::{SplitMix64, key, wide};
 use crate::value::{Auto, Inline, Leaf, ValueLayout, VarBytes, Varlen, Word};
 use crate::{Compression, Config, Key, RawTree, SizeClasses};
 use test_depth::pick;
@@ -1079,7 +1079,7 @@ fn ranges_agree<C: Config<Memory = LocalMemory, Layout: TestLayout>>(
             for (i, (l, h)) in bounds.into_iter().enumerate() {
                 let want: Vec<(u128, u64)> =
                     m.m.iter()
-                        .filter(|(&x, _)| in_bounds(x, l, h))
+                        .filter(|&(&x, _)| in_bounds(x, l, h))
                         .map(|(&x, &tag)| (x, tag))
                         .collect();
                 let range = (l.map(k), h.map(k));
