@@ -1452,7 +1452,7 @@ fn removals_that_rewrite_the_root_reference() {
 /// `LayoutOf::take(slot, ..)`, which reads the value's leaf and frees it.
 /// With leaves in insert-only bump arenas (released by `release_all`) the
 /// value was read from freed memory; in a shared area the leaf was freed
-/// a second time, which corrupted the area (`tests/model_shared.rs` has
+/// a second time, which corrupted the area (`tests/it/model_shared.rs` has
 /// the shared cases). The removal now takes the value first, as the
 /// uncompressed removal does.
 #[test]

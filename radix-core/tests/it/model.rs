@@ -16,11 +16,9 @@
 //! Failing sequences shrink by dropping operations, so a failure reports a
 //! short reproduction.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::*;
+use crate::common::*;
 use quickcheck::{Arbitrary, Gen, QuickCheck};
 use radix_core::mem::LocalMemory;
 use radix_core::value::{Auto, Embedded, Inline, Leaf, VarBytes, Varlen};
@@ -43,7 +41,7 @@ impl Arbitrary for Ops {
 
     /// Drops blocks of operations, halving the block size down to one.
     fn shrink(&self) -> Box<dyn Iterator<Item = Self>> {
-        Box::new(common::without_blocks(&self.0).into_iter().map(Ops))
+        Box::new(crate::common::without_blocks(&self.0).into_iter().map(Ops))
     }
 }
 

@@ -22,8 +22,6 @@
 //! Failing sequences shrink by dropping operations, so a failure reports a
 //! short reproduction.
 
-mod common;
-
 use std::cmp::Ordering;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,7 +29,7 @@ use std::fmt::Debug;
 use std::hash::{Hash, Hasher};
 use std::ops::Bound;
 
-use common::*;
+use crate::common::*;
 use quickcheck::{Arbitrary, Gen, QuickCheck};
 use radix_core::config::Removable;
 use radix_core::mem::LocalMemory;
@@ -476,7 +474,7 @@ impl Arbitrary for Ops {
 
     /// Drops blocks of operations, halving the block size down to one.
     fn shrink(&self) -> Box<dyn Iterator<Item = Self>> {
-        Box::new(common::without_blocks(&self.0).into_iter().map(Ops))
+        Box::new(crate::common::without_blocks(&self.0).into_iter().map(Ops))
     }
 }
 
@@ -1271,7 +1269,11 @@ impl Arbitrary for SharedOps {
     }
 
     fn shrink(&self) -> Box<dyn Iterator<Item = Self>> {
-        Box::new(common::without_blocks(&self.0).into_iter().map(SharedOps))
+        Box::new(
+            crate::common::without_blocks(&self.0)
+                .into_iter()
+                .map(SharedOps),
+        )
     }
 }
 

@@ -7,8 +7,8 @@
 //! Values are [`D`]s: each instance (made new or by `clone`) gets a serial
 //! number that a thread-local ledger records as live until the instance is
 //! dropped. Dropping an instance that is not live counts as a double drop;
-//! the live count must never go negative and must return to zero. A
-//! counting global allocator keeps per-thread byte totals, so each scenario
+//! the live count must never go negative and must return to zero. The
+//! binary's counting allocator keeps per-thread byte totals, so each scenario
 //! also checks that every byte the trees allocated (nodes, leaves, clones
 //! abandoned by a panic) is given back; the ledger's own allocations are
 //! not counted. Scenarios where a `Drop` panics allow leaks (of the values
@@ -17,91 +17,17 @@
 //! Every test runs on its own thread, so the ledger and byte totals of
 //! parallel tests do not mix.
 
-mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Once;
 
-use common::*;
+use crate::common::*;
+use crate::counting::{paused, set_thread_bytes, thread_bytes};
 use radix_core::config::Removable;
 use radix_core::mem::LocalMemory;
 use radix_core::value::{CloneLayout, Embedded, Inline, Leaf, MutableLayout};
 use radix_core::{Config, Entry, RawTree, ValueOf};
-
-// --- Per-thread allocation counting. ---
-
-struct Counting;
-
-thread_local! {
-    /// Bytes this thread holds from the allocator (allocated minus freed).
-    static BYTES: Cell<isize> = const { Cell::new(0) };
-    /// While set, this thread's allocations are not counted (the ledger's).
-    static PAUSED: Cell<bool> = const { Cell::new(false) };
-}
-
-fn count(delta: isize) {
-    let _ = PAUSED.try_with(|paused| {
-        if !paused.get() {
-            let _ = BYTES.try_with(|b| b.set(b.get() + delta));
-        }
-    });
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; the counters are
-// only bookkeeping (const-initialised thread-locals without destructors,
-// which never allocate).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            count(layout.size() as isize);
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            count(layout.size() as isize);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(ptr, layout) };
-        count(-(layout.size() as isize));
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            count(new_size as isize - layout.size() as isize);
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-fn thread_bytes() -> isize {
-    BYTES.with(|b| b.get())
-}
-
-/// Runs `f` with this thread's allocations uncounted.
-fn paused<R>(f: impl FnOnce() -> R) -> R {
-    let was = PAUSED.with(|p| p.replace(true));
-    let r = f();
-    PAUSED.with(|p| p.set(was));
-    r
-}
 
 // --- The ledger of live values. ---
 
@@ -194,7 +120,7 @@ impl Start {
             l.min_live = 0;
             l.panic_drop_tag = None;
         });
-        BYTES.with(|b| b.set(self.0));
+        set_thread_bytes(self.0);
     }
 }
 

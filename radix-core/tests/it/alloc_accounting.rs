@@ -1,22 +1,16 @@
-//! Allocation accounting: a counting global allocator proves that a tree
-//! gives back every byte, and that values with `Drop` are dropped exactly
-//! once.
+//! Allocation accounting: the binary's counting allocator proves that a
+//! tree gives back every byte, and that values with `Drop` are dropped
+//! exactly once.
 //!
-//! The allocator is process-global, so every check runs inside the one
-//! `#[test]` below, one after another, and only that test's thread is
-//! counted: libtest's main thread still allocates its own bookkeeping (the
-//! running-test map, the timeout queue) after it spawns the test, and on a
-//! loaded machine it does so after the test has taken its first count.
+//! The counts are per thread, and every check runs inside the one `#[test]`
+//! below, one after another, on that test's thread.
 
-mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicIsize, Ordering::SeqCst};
 
-use common::*;
+use crate::common::*;
+use crate::counting::{thread_allocs, thread_bytes};
 use radix_core::mem::LocalMemory;
 use radix_core::value::{Auto, Inline, Leaf, VarBytes, Varlen};
 use radix_core::{Config, RawTree};
@@ -35,72 +29,6 @@ fn new_tree<C: Config<Memory = LocalMemory>>(insert_only: bool) -> RawTree<C> {
     }
 }
 
-/// The system allocator, counting live bytes and live allocations made and
-/// freed on a thread that asked to be counted.
-struct Counting;
-
-static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
-static LIVE_ALLOCS: AtomicIsize = AtomicIsize::new(0);
-
-thread_local! {
-    /// Whether this thread's allocations count. A `const` `Cell<bool>` has
-    /// no destructor to register, so reading it never allocates.
-    static COUNTED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether the calling thread is counted (never, once its locals are gone).
-fn counted() -> bool {
-    COUNTED.try_with(Cell::get).unwrap_or(false)
-}
-
-/// Adds an allocation's change to the counters, if this thread counts.
-fn count(bytes: isize, allocs: isize) {
-    if counted() {
-        LIVE_BYTES.fetch_add(bytes, SeqCst);
-        LIVE_ALLOCS.fetch_add(allocs, SeqCst);
-    }
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; the counters are
-// only bookkeeping.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            count(layout.size() as isize, 1);
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            count(layout.size() as isize, 1);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(ptr, layout) };
-        count(-(layout.size() as isize), -1);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            count(new_size as isize - layout.size() as isize, 0);
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
 /// Live bytes and allocations right now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Live {
@@ -110,8 +38,8 @@ struct Live {
 
 fn live() -> Live {
     Live {
-        bytes: LIVE_BYTES.load(SeqCst),
-        allocs: LIVE_ALLOCS.load(SeqCst),
+        bytes: thread_bytes(),
+        allocs: thread_allocs(),
     }
 }
 
@@ -463,7 +391,6 @@ tree_config!(U128LeafBigTracked, u128, Leaf<BigTracked>);
 
 #[test]
 fn every_byte_and_every_drop_is_accounted_for() {
-    COUNTED.set(true);
     let start = live();
     let n = test_depth::pick(20_000, 5_000, 150);
     for insert_only in [false, true] {

@@ -3,10 +3,7 @@
 //! and the rule, of every input `set_block_offsets` would refuse or that
 //! repeats a block.
 //!
-//! Run with `cargo test -p tidstore --features serde --test serde`; without
-//! the feature this file is empty.
-
-#![cfg(feature = "serde")]
+//! Runs with the `serde` feature: `cargo test --workspace --all-features`.
 
 use tidstore::{MAX_OFFSET, TidStore};
 

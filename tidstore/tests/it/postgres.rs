@@ -1,11 +1,9 @@
 //! PostgreSQL's TID store tests (test_tidstore), ported, for both
 //! constructors.
 
-mod common;
-
 use std::collections::BTreeSet;
 
-use common::check;
+use crate::common::check;
 use tidstore::{MAX_OFFSET, Tid, TidStore, TidStoreError};
 
 fn stores() -> [(&'static str, TidStore); 2] {

@@ -10,12 +10,10 @@
 //! each with the default size classes and, where the case is about classes,
 //! with two non-default class lists.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
-use common::*;
+use crate::common::*;
 use radix_core::mem::LocalMemory;
 use radix_core::value::{Auto, Embedded, Inline, Leaf, VarBytes, Varlen};
 use radix_core::{Config, Key, Kind, RawTree, SizeClasses};

@@ -39,12 +39,10 @@
 //! `RADIX_TEST_DEPTH=full` runs ten times the cases of the default depth;
 //! `QUICKCHECK_TESTS` sets the number of cases per property.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use common::*;
+use crate::common::*;
 use quickcheck::{Arbitrary, Gen, QuickCheck};
 use radix_core::config::Removable;
 use radix_core::shm::{
@@ -296,7 +294,7 @@ impl Arbitrary for Ops {
     fn shrink(&self) -> Box<dyn Iterator<Item = Self>> {
         let limit = self.limit;
         Box::new(
-            common::without_blocks(&self.ops)
+            crate::common::without_blocks(&self.ops)
                 .into_iter()
                 .map(move |ops| Ops { ops, limit }),
         )

@@ -4,10 +4,7 @@
 //! that would not give back a well-formed tree (duplicate keys, keys that
 //! do not fit, wrong shapes).
 //!
-//! Run with `cargo test -p radix-core --features serde --test serde`;
-//! without the feature this file is empty.
-
-#![cfg(feature = "serde")]
+//! Runs with the `serde` feature: `cargo test --workspace --all-features`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;

@@ -1,7 +1,6 @@
 //! `--workers`: the shared TID store with index passes in worker processes,
 //! through the real binary; `--remove-stale-shm`; and no shared memory
-//! left behind.
-#![cfg(target_os = "linux")]
+//! left behind. Linux only (`main.rs`).
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};

@@ -12,7 +12,8 @@
 //! - [`without_blocks`] is the shrinker of the quickcheck suites' operation
 //!   lists.
 //!
-//! Each test file compiles this module separately and uses part of it.
+//! Each suite uses part of it; what only the `serde` suite uses is unused
+//! without the feature.
 #![allow(dead_code, unused_macros, unused_imports)]
 
 use std::ops::Bound;

@@ -1,0 +1,34 @@
+//! radix-core's integration suite, one binary: each module was a test
+//! binary of its own, and each binary linked the crate and its
+//! dependencies again and ran its slowest test alone on one core. As one,
+//! every test runs beside every other.
+//!
+//! - [`smoke`]: a first end-to-end check of the engine;
+//! - [`postgres_suite`]: PostgreSQL's `test_radixtree`, one test per bug of
+//!   theirs, the shrink thresholds and the ordered-access API;
+//! - [`model`], [`model_map`], [`model_shared`]: random operation sequences
+//!   against `BTreeMap`, on the engine, on the map API, and on trees in
+//!   shared-memory areas;
+//! - [`macro_api`], [`batch`]: what `radix_tree!` generates, and batched
+//!   lookups;
+//! - [`alloc_accounting`], [`drop_map`]: every byte given back and every
+//!   value dropped once, through [`counting`], the binary's allocator;
+//! - [`serde`] (with the `serde` feature): the serialised forms.
+//!
+//! [`common`] holds the helpers they share. `RADIX_TEST_DEPTH=full` runs
+//! each at full size (see the `test-depth` crate).
+
+mod common;
+mod counting;
+
+mod alloc_accounting;
+mod batch;
+mod drop_map;
+mod macro_api;
+mod model;
+mod model_map;
+mod model_shared;
+mod postgres_suite;
+#[cfg(feature = "serde")]
+mod serde;
+mod smoke;

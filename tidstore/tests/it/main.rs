@@ -1,0 +1,21 @@
+//! The TID store's integration suite, one binary (linked once, every test
+//! beside every other):
+//!
+//! - [`postgres`]: PostgreSQL's `test_tidstore`, ported;
+//! - [`model`], [`set_ops`]: properties against `BTreeSet<(u32, u16)>`, of
+//!   single stores and of set operations on whole stores;
+//! - [`batch`]: `is_member_each` against `is_member`;
+//! - [`serde`] (with the `serde` feature): the serialised forms.
+//!
+//! `shared_processes` is a binary of its own: it starts processes of
+//! itself. `RADIX_TEST_DEPTH=full` runs each test at full size.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod batch;
+mod model;
+mod postgres;
+#[cfg(feature = "serde")]
+mod serde;
+mod set_ops;

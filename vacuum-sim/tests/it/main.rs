@@ -1,0 +1,12 @@
+//! vacuum-sim's integration suite, one binary:
+//!
+//! - [`simulation`]: small vacuum runs checked against arithmetic and
+//!   against each other;
+//! - [`cli`]: the command line, its errors and its JSON output;
+//! - [`workers`] (Linux): index passes in worker processes through the
+//!   real binary, and no shared memory left behind.
+
+mod cli;
+mod simulation;
+#[cfg(target_os = "linux")]
+mod workers;
