@@ -2,6 +2,9 @@
 //! workload, and the harness's own checks pass for all of them; the
 //! shared-memory structures leave no shared-memory object behind.
 
+use std::sync::mpsc;
+use std::time::Duration;
+
 use benches::alloc::CountingAlloc;
 use benches::peers::{
     self, DeadTidSet, RT_IMPLS, RT128_IMPLS, Rt128Visitor, RtMap, RtVisitor, TS_IMPLS, TsVisitor,
@@ -23,6 +26,34 @@ static GLOBAL: CountingAlloc = CountingAlloc;
 /// of that by default.
 fn scale() -> f64 {
     test_depth::pick(0.002, 0.0005, 0.0005)
+}
+
+/// Ends the whole test binary when a test takes longer than its limit;
+/// dropping it (at the test's end, or as its panic unwinds) disarms it.
+struct Watchdog(Option<mpsc::Sender<()>>);
+
+impl Watchdog {
+    fn arm(limit: Duration) -> Self {
+        let (done, wait) = mpsc::channel::<()>();
+        let test = std::thread::current()
+            .name()
+            .unwrap_or("a test")
+            .to_string();
+        std::thread::spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(limit) {
+                eprintln!("{test} still running after {limit:?}: a hang, aborting");
+                std::process::exit(101);
+            }
+        });
+        Self(Some(done))
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        // Dropping the sender wakes the watchdog thread, which then ends.
+        self.0.take();
+    }
 }
 
 fn tiny_cases(spec: &str) -> Vec<Case> {
@@ -305,6 +336,9 @@ fn the_harness_checks_pass_and_memory_is_measured() {
 
 #[test]
 fn project_shared_runs_on_every_workload_when_named() {
+    // A lock that is never released makes the next writer wait forever:
+    // a hang must fail the run, not stall it.
+    let _watchdog = Watchdog::arm(Duration::from_secs(test_depth::pick(600, 120, 120)));
     let opts = RunOptions {
         impls: Some(vec!["project".into(), "project-shared".into()]),
         ..RunOptions::default()

@@ -4,12 +4,12 @@
 //! cases, model operations, key counts, loop lengths, the duration of the
 //! cross-process runs) by it:
 //!
-//! - [`Depth::Fast`], the default: what `cargo test --workspace` runs. Every
+//! - [`Depth::Fast`], the default: what the README's test command runs. Every
 //!   test runs, each small enough that the whole suite, build included,
 //!   takes a few minutes on two cores. Run it after every change.
-//! - [`Depth::Full`], with `RADIX_TEST_DEPTH=full`: the depth the suite had
-//!   before it was split, or more. Run it before a release, and after
-//!   changing the engine, the shared-memory code or the TID store
+//! - [`Depth::Full`], with `RADIX_TEST_DEPTH=full`: the sizes the suite had
+//!   before the default was cut, or more. Run it before a release, and
+//!   after changing the engine, the shared-memory code or the TID store
 //!   encoding.
 //! - [`Depth::Miri`], chosen by `cfg(miri)`: the smallest sizes that still
 //!   reach every node kind and size class, since Miri interprets every

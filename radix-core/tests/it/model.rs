@@ -173,7 +173,7 @@ where
 {
     QuickCheck::new()
         .rng(Gen::new(test_depth::pick(100, 100, 8)))
-        .tests(test_depth::cases(300, 30, 2))
+        .tests(test_depth::cases(300, 15, 2))
         .quickcheck(run::<C, INSERT_ONLY> as fn(Ops) -> bool);
 }
 

@@ -1150,7 +1150,7 @@ where
 {
     QuickCheck::new()
         .rng(Gen::new(test_depth::pick(40, 40, 8)))
-        .tests(test_depth::cases(80, 10, 2))
+        .tests(test_depth::cases(80, 5, 2))
         .quickcheck(run::<C, INSERT_ONLY> as fn(Ops) -> bool);
 }
 
@@ -1368,7 +1368,7 @@ where
 {
     QuickCheck::new()
         .rng(Gen::new(test_depth::pick(40, 40, 8)))
-        .tests(test_depth::cases(80, 10, 2))
+        .tests(test_depth::cases(80, 5, 2))
         .quickcheck(run_shared::<C> as fn(SharedOps) -> bool);
 }
 

@@ -463,8 +463,8 @@ fn churn<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
     for &n in counts {
         for shift in [0, 8] {
             let rounds = match n {
-                40 => pick(100, 25, 3),
-                _ => pick(12, 6, 3),
+                40 => pick(100, 12, 3),
+                _ => pick(12, 4, 3),
             };
             let ctx = format!("n={n} shift={shift}");
             let keys: Vec<u128> = (0..n).map(|i| spread_chunk(i) << shift).collect();
@@ -746,7 +746,7 @@ fn thresholds<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
         // A random walk of single-child changes, alternately filling and
         // draining, so every boundary is crossed both ways from both sides.
         let mut rng = SplitMix64::new(0x5EED ^ shift as u64);
-        let steps = pick(4000, 1000, 150);
+        let steps = pick(4000, 800, 150);
         for step in 0..steps {
             let filling = (step / 400) % 2 == 0;
             let insert = rng.percent(if filling { 90 } else { 10 });
@@ -943,9 +943,9 @@ fn ordered_access<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
             probes.insert(w.saturating_add(1).min(max));
         }
     }
-    // At most about 28 probes (12 by default, 5 under Miri), evenly
+    // At most about 28 probes (8 by default, 5 under Miri), evenly
     // spread.
-    let wanted = pick(28, 12, 5);
+    let wanted = pick(28, 8, 5);
     let stride = probes.len().div_ceil(wanted);
     let probes: Vec<u128> = probes.into_iter().step_by(stride).chain([max]).collect();
     let mut checked = 0;
@@ -1051,7 +1051,9 @@ fn every_step_verified<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
                     ctx(if insert { "insert" } else { "delete" }, model.len())
                 );
             }
-            if cfg!(not(miri)) || model.len().is_multiple_of(16) {
+            // Every key after every step at full depth; after every
+            // fourth step by default, every sixteenth under Miri.
+            if model.len().is_multiple_of(pick(1, 4, 16)) {
                 for (&w, &tg) in model.iter() {
                     assert!(
                         holds(t, k(w), tg),
@@ -1069,7 +1071,7 @@ fn every_step_verified<C: Config<Layout: TestLayout, Memory = LocalMemory>>() {
             step(&mut t, c, false, &mut model);
         }
         let mut rng = SplitMix64::new(0x0DD ^ shift as u64);
-        for i in 0..pick(2000, 500, 100) {
+        for i in 0..pick(2000, 250, 100) {
             let filling = (i / 300) % 2 == 0;
             let c = rng.below(255) as u128;
             let present = model.contains_key(&(c << shift));
@@ -1203,16 +1205,16 @@ macro_rules! suite {
             #[test]
             fn random_keys() {
                 let draws = match <$key as Key>::BITS {
-                    16 => pick(20_000, 4_000, 200),
-                    _ => pick(100_000, 10_000, 300),
+                    16 => pick(20_000, 2_000, 200),
+                    _ => pick(100_000, 4_000, 300),
                 };
                 random::<Dflt>(draws, 0x0123_4567_89AB_CDEF);
             }
 
             #[test]
             fn random_keys_custom_classes() {
-                random::<Custom>(pick(20_000, 3_000, 200), 7);
-                random::<Two>(pick(20_000, 3_000, 200), 8);
+                random::<Custom>(pick(20_000, 1_500, 200), 7);
+                random::<Two>(pick(20_000, 1_500, 200), 8);
             }
 
             #[test]

@@ -294,9 +294,13 @@ fn remove_stale_shm_exits_0() {
 #[test]
 fn remove_stale_shm_cleans_up_after_a_killed_leader() {
     let _turn = serial();
+    // The leader runs the local store first, then the shared one, which is
+    // killed once its objects appear: long enough at 50,000 pages to be
+    // caught, and four times quicker to reach than at full depth.
+    let blocks = test_depth::pick("200000", "50000", "50000");
     let args = [
         "--blocks",
-        "200000",
+        blocks,
         "--tuples-per-page",
         "50",
         "--dead",

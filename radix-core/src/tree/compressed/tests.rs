@@ -901,7 +901,7 @@ fn removal_restores_the_canonical_shape<C: Config<Memory = LocalMemory, Layout: 
 
 /// Seeds per configuration.
 fn seeds() -> std::ops::Range<u64> {
-    0..pick(16, 4, 1)
+    0..pick(16, 2, 1)
 }
 
 /// Runs `check::<C>(seed)` for every seed, for each configuration `C`
