@@ -382,13 +382,13 @@ fn check_rt(case: &RtCase, data: &RtData, row: &RtRow) -> Result<(), String> {
         };
         return Err(format!("{} {what}, expected {expected}", row.hits));
     }
-    if let Some(present) = row.present {
-        if present != data.nkeys() {
-            return Err(format!(
-                "{present} keys present after the churn, expected {}",
-                data.nkeys()
-            ));
-        }
+    if let Some(present) = row.present
+        && present != data.nkeys()
+    {
+        return Err(format!(
+            "{present} keys present after the churn, expected {}",
+            data.nkeys()
+        ));
     }
     check_value_sum(row, data.expected_sum())
 }

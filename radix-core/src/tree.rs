@@ -1004,14 +1004,13 @@ impl<C: Config> RawTree<C> {
                 let addr = node.addr_as(K::KIND);
                 // Keys inserted in order pass their node's last chunk,
                 // which a sorted kind tells without the search.
-                if !K::follows_last(addr, chunk) {
-                    if let Some(slot) = K::find::<SlotOf<C>>(addr, chunk) {
+                if !K::follows_last(addr, chunk)
+                    && let Some(slot) = K::find::<SlotOf<C>>(addr, chunk) {
                         let mut old = slot.read();
                         slot.write(slot_value);
                         on_replace(LayoutOf::<C>::get(NonNull::from(&mut old), mem));
                         return Ok(Some(LayoutOf::<C>::take(old, mem)));
                     }
-                }
                 // A node256 that lacks the chunk has room for it.
                 if K::KIND == Kind::N256
                     || node::count(addr) < C::SIZE_CLASSES.capacity(node::class(addr))

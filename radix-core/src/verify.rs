@@ -224,12 +224,12 @@ unsafe fn check_node<C: Config>(mem: &C::Memory, visit: Visit<C::Key>) -> Result
         if count == 0 || count > capacity {
             return Err(format!("count {count} outside 1..={capacity}"));
         }
-        if let Some((target, threshold)) = C::SIZE_CLASSES.shrink_target(class) {
-            if count <= threshold {
-                return Err(format!(
-                    "count {count} should have shrunk class {class} into class {target}"
-                ));
-            }
+        if let Some((target, threshold)) = C::SIZE_CLASSES.shrink_target(class)
+            && count <= threshold
+        {
+            return Err(format!(
+                "count {count} should have shrunk class {class} into class {target}"
+            ));
         }
         match kind {
             Kind::N48 => Node48::check(addr)?,

@@ -324,14 +324,12 @@ fn check_key(ty: &Type, errors: &mut Errors) -> Option<Ident> {
     while let Type::Group(g) = inner {
         inner = &g.elem;
     }
-    if let Type::Path(p) = inner {
-        if p.qself.is_none() {
-            if let Some(ident) = p.path.get_ident() {
-                if KEY_TYPES.iter().any(|k| ident == k) {
-                    return Some(ident.clone());
-                }
-            }
-        }
+    if let Type::Path(p) = inner
+        && p.qself.is_none()
+        && let Some(ident) = p.path.get_ident()
+        && KEY_TYPES.iter().any(|k| ident == k)
+    {
+        return Some(ident.clone());
     }
     let written = crate::docs::type_string(ty);
     errors.push(

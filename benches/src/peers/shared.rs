@@ -144,12 +144,12 @@ impl Drop for ProjectSharedMap {
     /// Destroys the tree; its area (whose last handle the tree held) goes
     /// with it, unlinking every shared-memory object.
     fn drop(&mut self) {
-        if let Some(tree) = self.tree.take() {
-            if let Err(e) = tree.destroy() {
-                // Only a poisoned tree fails; its area is still unlinked
-                // when the tree's handle drops here.
-                eprintln!("project-shared: destroying the tree failed: {e}");
-            }
+        if let Some(tree) = self.tree.take()
+            && let Err(e) = tree.destroy()
+        {
+            // Only a poisoned tree fails; its area is still unlinked
+            // when the tree's handle drops here.
+            eprintln!("project-shared: destroying the tree failed: {e}");
         }
     }
 }
@@ -253,10 +253,10 @@ impl Drop for ProjectSharedStore {
     /// Destroys the store; its area goes with it, unlinking every
     /// shared-memory object.
     fn drop(&mut self) {
-        if let Some(store) = self.store.take() {
-            if let Err(e) = store.destroy() {
-                eprintln!("project-shared: destroying the store failed: {e}");
-            }
+        if let Some(store) = self.store.take()
+            && let Err(e) = store.destroy()
+        {
+            eprintln!("project-shared: destroying the store failed: {e}");
         }
     }
 }

@@ -90,10 +90,10 @@ pub(crate) unsafe fn find<K: ChunkSearch, S>(node: NonNull<u8>, chunk: u8) -> Op
     // its padded array is at `i < count <= capacity`.
     unsafe {
         debug_assert!(count(node) > 0, "search of an empty node");
-        if K::GUESS_RUN {
-            if let Some(i) = run_guess::<K>(node, chunk) {
-                return Some(slot_ptr(node, index_end::<K>(), i));
-            }
+        if K::GUESS_RUN
+            && let Some(i) = run_guess::<K>(node, chunk)
+        {
+            return Some(slot_ptr(node, index_end::<K>(), i));
         }
         let i = K::find(chunks(node), chunk)?;
         Some(slot_ptr(node, index_end::<K>(), i))

@@ -138,7 +138,8 @@ fn exercise<K: NodeKind>(capacity: usize, chunks: &[u8], hooks: &Hooks) {
         }
         // Delete and re-insert every chunk repeatedly (PostgreSQL's node48
         // bug looped forever here).
-        for round in 0..3 {
+        // Under Miri, one round: every slot is freed and reused once.
+        for round in 0..test_depth::pick(3, 3, 1) {
             for &c in &inserted {
                 assert_eq!(K::remove::<u64>(node, c), Some(c as u64 * 3 + 1));
                 if count(node) > 0 {

@@ -533,7 +533,9 @@ mod tests {
             let size = (n as u128 / 32) << cluster;
             keys.extend((0..size).map(|j| prefix | (j * 37 % 0x1_0000)));
         }
-        for (rung, count) in [1u128, 3, 5, 20, 35].into_iter().enumerate() {
+        // Under Miri, the rungs past the smallest and the largest class.
+        let rungs = [1u128, 3, 5, 20, 35];
+        for (rung, &count) in pick(&rungs[..], &rungs[..], &[5, 35]).iter().enumerate() {
             let rung = rung as u128;
             keys.extend((0..count).map(|j| ((0xA0 + rung) << 16) | (j << 8) | 3));
             keys.extend((0..count).map(|j| ((0xC0 + rung) << 16) | (j * 5)));
@@ -593,7 +595,9 @@ mod tests {
         assert_eq!(shape(&c), shape(t));
         assert!(c.memory_usage() <= t.memory_usage());
         let cc = c.clone();
-        cc.verify().unwrap();
+        if !cfg!(miri) {
+            cc.verify().unwrap();
+        }
         assert_eq!(cc.stats(), c.stats());
         c
     }
@@ -628,7 +632,9 @@ mod tests {
                 model.insert(k, tag(k) ^ salt);
             }
         }
-        let some: Vec<u128> = model.keys().copied().step_by(3).collect();
+        // Under Miri, a sample still large enough for every kind of change
+        // in every class of node.
+        let some: Vec<u128> = model.keys().copied().step_by(pick(3, 3, 7)).collect();
         for (i, &k) in some.iter().enumerate() {
             match i % 3 {
                 0 => {
@@ -693,7 +699,9 @@ mod tests {
         assert!(owners(&t, 1));
         t.verify().unwrap();
         // A clone whose value panics part of the way: the source is whole.
-        for fuse in [1, keys.len().div_ceil(2), keys.len()] {
+        // Under Miri, half-way only: the unwinding code is the same.
+        let fuses = [1, keys.len().div_ceil(2), keys.len()];
+        for &fuse in pick(&fuses[..], &fuses[..], &fuses[1..2]) {
             FUSE.with(|f| f.set(fuse));
             let result = catch_unwind(AssertUnwindSafe(|| t.clone()));
             assert!(result.is_err(), "the fuse at {fuse} did not burn");

@@ -1090,28 +1090,28 @@ where
         .map(|_| rng.next_u128() & max)
         .chain(0..=max.min(300))
         .find(|w| !model.contains_key(w));
-    if kind == 0 || kind == 1 || kind == 3 {
-        if let Some(w) = existing {
-            if kind == 0 {
-                let mut v = model[&w].clone();
-                v.mutate(x | 1);
-                if v == model[&w] {
-                    v = <ValueOf<C> as Val>::make(!x);
-                }
-                mo.insert(w, v.clone());
-                ins(&mut other, k(w), v);
-            } else {
-                mo.remove(&w);
-                rem(&mut other, k(w));
+    if (kind == 0 || kind == 1 || kind == 3)
+        && let Some(w) = existing
+    {
+        if kind == 0 {
+            let mut v = model[&w].clone();
+            v.mutate(x | 1);
+            if v == model[&w] {
+                v = <ValueOf<C> as Val>::make(!x);
             }
-        }
-    }
-    if kind == 2 || kind == 3 {
-        if let Some(w) = absent {
-            let v = <ValueOf<C> as Val>::make(x);
             mo.insert(w, v.clone());
             ins(&mut other, k(w), v);
+        } else {
+            mo.remove(&w);
+            rem(&mut other, k(w));
         }
+    }
+    if (kind == 2 || kind == 3)
+        && let Some(w) = absent
+    {
+        let v = <ValueOf<C> as Val>::make(x);
+        mo.insert(w, v.clone());
+        ins(&mut other, k(w), v);
     }
     check(&other, &mo, &format!("{at}: the changed tree"));
     let want = model.iter().cmp(mo.iter());

@@ -386,10 +386,13 @@ fn assert_old(got: Old, want: Option<u64>, what: &str) {
 
 // ------------------------------------------------------------ the model
 
-/// A tree of `C` and its model, checked after every step.
+/// A tree of `C` and its model, checked after every step (under Miri,
+/// verified after every fourth: `verify` is linear in the tree, and the
+/// normal run verifies every step).
 struct Model<C: Config<Memory = LocalMemory, Layout: TestLayout>> {
     t: RawTree<C>,
     m: BTreeMap<u128, u64>,
+    changes: usize,
 }
 
 impl<C: Config<Memory = LocalMemory, Layout: TestLayout>> Model<C> {
@@ -397,6 +400,7 @@ impl<C: Config<Memory = LocalMemory, Layout: TestLayout>> Model<C> {
         Model {
             t: RawTree::new(),
             m: BTreeMap::new(),
+            changes: 0,
         }
     }
 
@@ -413,6 +417,7 @@ impl<C: Config<Memory = LocalMemory, Layout: TestLayout>> Model<C> {
             C::Layout::put(&mut self.t, key(x), tag)
         };
         assert_old(got, want, &format!("insert {x:#x}"));
+        self.changes += 1;
         self.verify(&format!("after inserting {x:#x}"));
         self.lookup(x);
     }
@@ -428,13 +433,15 @@ impl<C: Config<Memory = LocalMemory, Layout: TestLayout>> Model<C> {
         let x = x & max_of::<C>();
         let got = C::Layout::del(&mut self.t, key(x));
         assert_old(got, self.m.remove(&x), &format!("remove {x:#x}"));
+        self.changes += 1;
         self.verify(&format!("after removing {x:#x}"));
         self.lookup(x);
     }
 
     #[track_caller]
     fn verify(&self, what: &str) {
-        if let Err(e) = self.t.verify() {
+        let sampled_out = cfg!(miri) && !self.changes.is_multiple_of(4);
+        if !sampled_out && let Err(e) = self.t.verify() {
             panic!("{what}: verify: {e}");
         }
         assert_eq!(self.t.len(), self.m.len(), "{what}: len");
