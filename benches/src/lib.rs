@@ -29,6 +29,7 @@ pub mod peers;
 pub mod report;
 pub mod rng;
 pub mod runner;
+pub mod structures;
 pub mod workloads;
 
 #[cfg(test)]

@@ -9,11 +9,14 @@
 
 use crate::key::Key;
 use crate::mem::{Memory, PoolSpec};
-use crate::node::{MAX_CLASSES, SizeClasses, lazy_leaf_spec, node_align, node_size};
+use crate::node::{
+    MAX_CLASSES, SizeClasses, lazy_leaf_align, lazy_leaf_size, node_align, node_size,
+};
 use crate::value::ValueLayout;
 
 /// Which of the ART paper's two space savings a tree applies to sparse
-/// keys (see [`crate::node`] for how each is laid out and checked).
+/// keys (`src/node/mod.rs`, "Compression", says how each is laid out and
+/// checked).
 ///
 /// | choice | a subtree holding one key | an inner node with one child |
 /// |---|---|---|
@@ -40,6 +43,24 @@ pub enum Compression {
 }
 
 impl Compression {
+    /// The compression a configuration that names none gets, for keys of
+    /// `key_bits` bits: `Full` for `u128` keys (UUIDs and hashes, sparse
+    /// by nature), `None` for the others. The `radix_tree!` macro applies
+    /// the same rule.
+    ///
+    /// ```
+    /// use radix_core::Compression;
+    /// assert_eq!(Compression::default_for(u128::BITS), Compression::Full);
+    /// assert_eq!(Compression::default_for(u64::BITS), Compression::None);
+    /// ```
+    pub const fn default_for(key_bits: u32) -> Self {
+        if key_bits == 128 {
+            Self::Full
+        } else {
+            Self::None
+        }
+    }
+
     /// Whether a subtree holding a single key is stored as a lazy leaf.
     pub const fn lazy(self) -> bool {
         matches!(self, Compression::Lazy | Compression::Full)
@@ -222,7 +243,10 @@ impl<C: Config> Pools<C> {
             };
         }
         if C::COMPRESSION.lazy() {
-            specs[Self::lazy()] = lazy_leaf_spec::<C::Key, SlotOf<C>>();
+            specs[Self::lazy()] = PoolSpec {
+                size: lazy_leaf_size::<C::Key, SlotOf<C>>(),
+                align: lazy_leaf_align::<SlotOf<C>>(),
+            };
         }
         (specs, Self::COUNT)
     }

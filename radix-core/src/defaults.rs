@@ -42,7 +42,7 @@ impl<K: Key, V: 'static> Config for DefaultConfig<K, V> {
     type Memory = LocalMemory;
     const SIZE_CLASSES: SizeClasses = SizeClasses::DEFAULT;
     const DELETE: bool = true;
-    const COMPRESSION: Compression = K::DEFAULT_COMPRESSION;
+    const COMPRESSION: Compression = Compression::default_for(K::BITS);
 }
 
 impl<K: Key, V: 'static> Removable for DefaultConfig<K, V> {}

@@ -29,14 +29,6 @@ pub trait Key: Copy + Ord + Eq + core::hash::Hash + Debug + sealed::Sealed + 'st
     const MIN: Self;
     /// The largest number of levels a tree of this key type can have.
     const MAX_LEVELS: usize = (Self::BITS / SPAN) as usize;
-    /// The compression a configuration that names none gets: `Full` for
-    /// `u128` keys (UUIDs and hashes, sparse by nature), `None` for the
-    /// others (the `radix_tree!` macro applies the same rule).
-    const DEFAULT_COMPRESSION: crate::Compression = if Self::BITS == 128 {
-        crate::Compression::Full
-    } else {
-        crate::Compression::None
-    };
 
     /// The chunk of this key consumed by the node at `shift`.
     fn chunk(self, shift: u32) -> u8;
@@ -62,7 +54,7 @@ pub trait Key: Copy + Ord + Eq + core::hash::Hash + Debug + sealed::Sealed + 'st
     /// The *prefix word* of a path-compressed node at `shift` on this
     /// key's path: the key's bits above the node's chunk, with `shift` in
     /// the low byte (whose bits a prefix never uses: they lie below
-    /// `shift + 8`). See [`crate::node`], "Compression".
+    /// `shift + 8`). See `src/node/mod.rs`, "Compression".
     fn prefix_word(self, shift: u32) -> Self;
     /// The shift a prefix word records.
     fn word_shift(self) -> u32;

@@ -21,7 +21,7 @@
 //! a single-child node into its child, which records the skipped bytes in
 //! a *prefix word* in front of its header. A lookup checks the word only
 //! where the child reference flags skipped bytes, and compares the whole
-//! key at a lazy leaf ([`node`] explains the layout). Dense keys (block
+//! key at a lazy leaf (`src/node/mod.rs` explains the layout). Dense keys (block
 //! numbers, row ids) need neither, and with `compression: none` (the
 //! default, except for `u128` keys) the engine is exactly the uncompressed
 //! one. One million random `u64` keys take 38 MB compressed against 218 MB
@@ -29,15 +29,15 @@
 //!
 //! A node with 256 child slots for three children would waste most of its
 //! memory, so nodes come in four *kinds* that trade search cost for space
-//! ([`node`]): node4 and node16 keep a sorted array of chunks beside their
-//! children (node16 searches its array with one SIMD compare, [`simd`]),
+//! (`src/node/`): node4 and node16 keep a sorted array of chunks beside their
+//! children (node16 searches its array with one SIMD compare, `src/simd/`),
 //! node48 maps chunks through a 256-byte index to 64 child slots, and
 //! node256 indexes its children by chunk directly. The kind is not the whole
 //! story: each kind may come in several *size classes* ([`SizeClasses`]),
 //! so a node16 holding 12 children need not pay for 32 slots. A full node
 //! grows into the next class; after deletes a sparse node shrinks back.
 //!
-//! Children are reached through *tagged pointers* ([`ptr`]): nodes are
+//! Children are reached through *tagged pointers* (`src/ptr.rs`): nodes are
 //! 8-byte aligned, so a child pointer carries its node's kind in two spare
 //! bits and a descent dispatches on it without loading the child's header.
 //!
@@ -139,20 +139,28 @@ mod defaults;
 pub mod iter;
 pub mod key;
 pub mod mem;
-pub mod node;
-pub mod ptr;
+mod node;
+mod ptr;
+mod raw;
 #[cfg(feature = "serde")]
 mod serde;
 pub mod set;
 #[cfg(target_os = "linux")]
 pub mod shm;
-pub mod simd;
-mod stats;
+mod simd;
 #[cfg(test)]
 mod tests;
-mod tree;
 pub mod value;
-mod verify;
+
+/// The seal on the engine's unsafe extension traits ([`mem::Memory`],
+/// [`value::ValueLayout`] and the traits built on it, the stored reference
+/// of a back end): their contracts are the engine's own invariants, so
+/// only this crate implements them. [`value::VarlenValue`], a value
+/// encoding, stays open.
+mod sealed {
+    /// Implemented only inside this crate.
+    pub trait Sealed {}
+}
 
 pub use config::{Compression, Config};
 pub use defaults::{DefaultConfig, RadixMap, RadixSet};
@@ -160,12 +168,11 @@ pub use iter::{
     Cursor, IntoIter, IntoKeys, IntoValues, Iter, IterMut, Keys, Range, RangeMut, Values, ValuesMut,
 };
 pub use key::Key;
-pub use node::{Kind, SizeClasses};
+pub use node::{Kind, MAX_CLASSES, SizeClasses};
 pub use radix_macros::{radix_set, radix_tree};
+pub use raw::entry::{Entry, OccupiedEntry, VacantEntry};
+pub use raw::{ClassStats, InputOf, OldOf, RawTree, Stats, ValueOf};
 pub use set::TreeSet;
-pub use stats::{ClassStats, Stats};
-pub use tree::entry::{Entry, OccupiedEntry, VacantEntry};
-pub use tree::{InputOf, OldOf, RawTree, ValueOf};
 
 /// Items the `radix_tree!` expansion refers to. Not public API.
 #[doc(hidden)]

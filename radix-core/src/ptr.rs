@@ -43,7 +43,41 @@
 use core::fmt;
 use core::ptr::NonNull;
 
-use crate::node::Kind;
+/// The four node kinds. The discriminant is the pointer tag.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Kind {
+    /// Up to 4 children, found by a scan of a sorted chunk array.
+    N4 = 0,
+    /// Up to 32 children, found by a SIMD compare of a sorted chunk array.
+    N16 = 1,
+    /// Up to 64 children, found through a 256-entry chunk-to-slot map.
+    N48 = 2,
+    /// All 256 children, indexed directly by chunk.
+    N256 = 3,
+}
+
+impl Kind {
+    /// The kind whose capacity range contains `cap`.
+    pub const fn for_capacity(cap: usize) -> Self {
+        match cap {
+            0..=4 => Kind::N4,
+            5..=32 => Kind::N16,
+            33..=64 => Kind::N48,
+            _ => Kind::N256,
+        }
+    }
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(crate) fn from_bits(bits: usize) -> Self {
+        match bits & 3 {
+            0 => Kind::N4,
+            1 => Kind::N16,
+            2 => Kind::N48,
+            _ => Kind::N256,
+        }
+    }
+}
 
 /// The alignment every node has, and so the number of low address bits the
 /// tags may use.
@@ -184,12 +218,6 @@ impl NodePtr {
             unsafe { core::num::NonZeroUsize::new_unchecked(a.get() - tag) }
         })
     }
-
-    /// The node's address, cast to its concrete type.
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub fn cast<T>(self) -> NonNull<T> {
-        self.addr().cast()
-    }
 }
 
 /// The node kind carried by the low bits of a tagged word.
@@ -218,12 +246,17 @@ impl fmt::Debug for NodePtr {
 /// word (a `NonNull` or a `NonZeroUsize`), so that a slot of all zero bits
 /// reads as `None` when read as `Option<Self>`: inner node256s rely on it
 /// to find a child with one load.
-pub unsafe trait StoredRef: Copy + Eq + fmt::Debug + 'static {}
+pub unsafe trait StoredRef:
+    crate::sealed::Sealed + Copy + Eq + fmt::Debug + 'static
+{
+}
 
 /// What a local tree stores: the tagged address itself, with its provenance.
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[repr(transparent)]
 pub struct LocalRef(pub(crate) NonNull<u8>);
+
+impl crate::sealed::Sealed for LocalRef {}
 
 // SAFETY: a transparent `NonNull<u8>`.
 unsafe impl StoredRef for LocalRef {}
@@ -253,7 +286,7 @@ mod tests {
             assert_eq!(NodePtr::from_tagged(p.tagged()), p);
             // The untagged pointer is still usable for access.
             // SAFETY: `storage` is alive and 8-aligned; the pointer came from it.
-            unsafe { p.cast::<u64>().write(7) };
+            unsafe { p.addr().cast::<u64>().write(7) };
         }
         assert_eq!(storage[0], 7);
         let leaf = NodePtr::lazy(base);

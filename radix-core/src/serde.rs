@@ -67,8 +67,8 @@ use ::serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::config::Config;
 use crate::mem::LocalMemory;
+use crate::raw::{RawTree, ValueOf};
 use crate::set::{SetConfig, TreeSet};
-use crate::tree::{RawTree, ValueOf};
 use crate::value::{MutableLayout, VarBytes};
 
 /// Writes the tree as a map of its length, entries in ascending key order.

@@ -173,7 +173,7 @@ pub fn config(spec: &Spec, names: &Names) -> TokenStream {
     let classes = size_classes_expr(spec);
     let memory = match spec.memory {
         Memory::Local => quote!(::radix_core::mem::LocalMemory),
-        Memory::Shared => quote!(::radix_core::mem::SharedMemory),
+        Memory::Shared => quote!(::radix_core::shm::SharedMemory),
     };
     // Always written out, the default included: the trait's own default
     // and the macro's need not agree (see `default_compression`).

@@ -35,6 +35,7 @@ mod set_ops;
 #[cfg(target_os = "linux")]
 mod shared;
 mod store;
+mod table;
 mod tid;
 
 pub use array::{ArrayError, DeadItemsArray, ItemPointer};
@@ -46,3 +47,11 @@ pub use shared::{
 };
 pub use store::{BlockOffsets, DeadBlock, Iter, TidStore};
 pub use tid::{MAX_OFFSET, Tid};
+
+/// The shared-memory types that [`SharedTidStore`]'s API takes and
+/// returns, from [`radix_core::shm`], so that a user of the shared store
+/// needs no dependency of its own on `radix-core`.
+#[cfg(target_os = "linux")]
+pub mod shm {
+    pub use radix_core::shm::{Area, AreaHandle, AreaOptions, Backing, ShmError, remove_stale};
+}

@@ -16,8 +16,8 @@
 //! changes.
 
 use crate::entry::BlockEntry;
-use crate::shared::SharedBlockTableCursor;
-use crate::store::{BlockTableCursor, TidStore};
+use crate::store::TidStore;
+use crate::table::TableCursor;
 use crate::tid::Tid;
 
 /// A lookup for TIDs probed in ascending order. Made by
@@ -46,22 +46,6 @@ impl TidStore {
     /// correctly; ascending order is what makes it fast).
     pub fn ordered_lookup(&self) -> OrderedLookup<'_> {
         OrderedLookup::new(TableCursor::Local(self.table().cursor_at(0)))
-    }
-}
-
-/// A cursor over a local or a shared store's tree.
-pub(crate) enum TableCursor<'a> {
-    Local(BlockTableCursor<'a>),
-    Shared(SharedBlockTableCursor<'a>),
-}
-
-impl<'a> TableCursor<'a> {
-    #[inline]
-    fn seek_get(&mut self, block: u32) -> Option<&'a BlockEntry> {
-        match self {
-            TableCursor::Local(cursor) => cursor.seek_get(block),
-            TableCursor::Shared(cursor) => cursor.seek_get(block),
-        }
     }
 }
 

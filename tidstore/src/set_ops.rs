@@ -27,7 +27,8 @@ use core::cmp::Ordering;
 
 use crate::entry::{BlockEntry, EntryBuf, MAX_WORDS};
 use crate::error::TidStoreError;
-use crate::store::{BlockTable, TidStore};
+use crate::store::TidStore;
+use crate::table::BlockTable;
 
 /// What happens to the blocks of each side.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

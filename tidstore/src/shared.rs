@@ -12,28 +12,15 @@ use core::str::FromStr;
 
 use radix_core::shm::{Area, AreaHandle, AreaOptions, ShmError, TreeHandle};
 
-use crate::entry::{BlockEntry, EntryBuf};
+use crate::entry::EntryBuf;
 use crate::error::TidStoreError;
-use crate::ordered::{OrderedLookup, TableCursor};
+use crate::ordered::OrderedLookup;
 use crate::store::{DeadBlock, block_iter, validate, verify_entries};
+use crate::table::{
+    SharedBlockTable, SharedBlockTableIter, SharedBlockTableReadGuard, SharedBlockTableWriteGuard,
+    TableCursor,
+};
 use crate::tid::Tid;
-
-radix_core::radix_tree! {
-    /// Block number to the entry of its dead offsets, in a shared area.
-    pub(crate) struct SharedBlockTable {
-        key: u32,
-        value: BlockEntry,
-        layout: varlen,
-        memory: shared,
-        // Block numbers are dense: a vacuum's dead blocks fill whole runs of
-        // the table, so no subtree holds a single block and no node has a
-        // single child worth merging. Uncompressed is then the fastest and
-        // smallest (no prefix word or 16-byte alignment per node, no tag
-        // test per level: benches/RESULTS.md, "Sparse keys", measures
-        // what `full` costs dense keys).
-        compression: none,
-    }
-}
 
 /// Where the store keeps its counters, beside its tree.
 const NUM_TIDS: usize = 0;

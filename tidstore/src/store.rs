@@ -6,23 +6,8 @@ use radix_core::mem::LocalMemory;
 
 use crate::entry::{BlockEntry, EntryBuf, Offsets};
 use crate::error::TidStoreError;
+use crate::table::{BlockTable, BlockTableIter};
 use crate::tid::{MAX_OFFSET, Tid};
-
-radix_core::radix_tree! {
-    /// Block number to the entry of its dead offsets.
-    pub(crate) struct BlockTable {
-        key: u32,
-        value: BlockEntry,
-        layout: varlen,
-        // Block numbers are dense: a vacuum's dead blocks fill whole runs of
-        // the table, so no subtree holds a single block and no node has a
-        // single child worth merging. Uncompressed is then the fastest and
-        // smallest (no prefix word or 16-byte alignment per node, no tag
-        // test per level: benches/RESULTS.md, "Sparse keys", measures
-        // what `full` costs dense keys).
-        compression: none,
-    }
-}
 
 /// Dead tuple identifiers, grouped by block, in a memory-bounded radix tree.
 ///

@@ -51,6 +51,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod error;
 pub mod heap;
 pub mod order;
 pub mod progress;
@@ -61,10 +62,11 @@ pub mod shared;
 pub mod store;
 pub mod vacuum;
 
+pub use error::VacuumError;
 pub use heap::{DeadPattern, Heap};
 pub use order::{IndexOrder, RandomOrder};
 pub use progress::Progress;
 pub use scenario::{Scenario, parse_size};
 pub use store::{DeadTupleStore, StoreKind, array_with_limit};
 pub use tidstore::DeadItemsArray;
-pub use vacuum::{CheckError, VacuumError, VacuumStats, WorkerSummary, run};
+pub use vacuum::{CheckError, VacuumStats, WorkerSummary, run};

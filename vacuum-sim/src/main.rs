@@ -330,7 +330,7 @@ fn main() -> ExitCode {
 /// `--remove-stale-shm`.
 #[cfg(target_os = "linux")]
 fn remove_stale_shm() -> ExitCode {
-    match radix_core::shm::remove_stale() {
+    match tidstore::shm::remove_stale() {
         Ok(removed) if removed.is_empty() => {
             println!("no stale shared-memory objects in /dev/shm");
             ExitCode::SUCCESS

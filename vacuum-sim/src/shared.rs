@@ -35,10 +35,11 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use radix_core::shm::ShmError;
 use serde::{Deserialize, Serialize};
+use tidstore::shm::ShmError;
 use tidstore::{SharedTidStore, SharedTidStoreHandle, SharedTidStoreReader, SharedTidStoreWriter};
 
+pub use crate::error::{RangeError, SharedError, WorkerError};
 use crate::heap::Heap;
 use crate::order::{RandomOrder, format_index_list};
 use crate::progress::{Phase, Progress};
@@ -61,158 +62,6 @@ const LOCK_PATIENCE: Duration = Duration::from_secs(60);
 
 /// The most of a failed worker's standard error kept in an error message.
 const STDERR_KEPT: usize = 2_000;
-
-/// Why the shared store's run failed.
-#[derive(Debug, thiserror::Error)]
-pub enum SharedError {
-    /// The shared memory could not be had.
-    #[error("cannot create the shared TID store (budget {bytes} bytes): {source}")]
-    Create {
-        /// The budget.
-        bytes: u64,
-        /// What the system said.
-        source: ShmError,
-    },
-    /// The leader could not take the store's lock.
-    #[error("shared TID store: cannot take the {lock} lock: {source}")]
-    Lock {
-        /// `read` or `write`.
-        lock: &'static str,
-        /// Why.
-        source: ShmError,
-    },
-    /// The store could not be destroyed after the run.
-    #[error("cannot destroy the shared TID store: {0}")]
-    Destroy(ShmError),
-    /// A worker count outside 1..=[`MAX_WORKERS`].
-    #[error("--workers must be from 1 to {MAX_WORKERS}, not {0}")]
-    WorkerCount(usize),
-    /// A worker process could not be started.
-    #[error("cannot start worker {worker} ({program}): {source}")]
-    Spawn {
-        /// The worker (from 1).
-        worker: usize,
-        /// The program.
-        program: String,
-        /// What the system said.
-        source: io::Error,
-    },
-    /// Waiting for a worker process failed.
-    #[error("waiting for worker {worker}: {source}")]
-    Wait {
-        /// The worker (from 1).
-        worker: usize,
-        /// What the system said.
-        source: io::Error,
-    },
-    /// A worker exited with an error (or was killed).
-    #[error(
-        "worker {worker} of {count} (index {index}, entries {from}..{to}) failed ({status}){}",
-        stderr_suffix(.stderr)
-    )]
-    WorkerFailed {
-        /// The worker (from 1).
-        worker: usize,
-        /// Workers in the pass.
-        count: usize,
-        /// The index (from 1).
-        index: usize,
-        /// Its share: first entry.
-        from: u64,
-        /// Its share: entry after the last.
-        to: u64,
-        /// How it ended.
-        status: String,
-        /// What it printed on standard error.
-        stderr: String,
-    },
-    /// A worker exited successfully but its output is not a report.
-    #[error(
-        "worker {worker} (index {index}) printed {output:?}, which is not a worker report: {reason}"
-    )]
-    BadReport {
-        /// The worker (from 1).
-        worker: usize,
-        /// The index (from 1).
-        index: usize,
-        /// What it printed (at most 200 characters).
-        output: String,
-        /// Why it did not parse.
-        reason: String,
-    },
-    /// A worker's report covers another number of entries than its share.
-    #[error(
-        "worker {worker} (index {index}) looked up {entries} entries, but its share was {expected}"
-    )]
-    WrongShare {
-        /// The worker (from 1).
-        worker: usize,
-        /// The index (from 1).
-        index: usize,
-        /// Entries it reported.
-        entries: u64,
-        /// Entries in its share.
-        expected: u64,
-    },
-}
-
-fn stderr_suffix(stderr: &str) -> String {
-    if stderr.is_empty() {
-        String::new()
-    } else {
-        format!(": {stderr}")
-    }
-}
-
-/// Why a worker process failed.
-#[derive(Debug, thiserror::Error)]
-pub enum WorkerError {
-    /// The handle did not parse.
-    #[error("bad shared store handle: {0}")]
-    Handle(ShmError),
-    /// Attaching failed: no such store, or not a TID store.
-    #[error("cannot attach to the shared TID store {handle}: {source}")]
-    Attach {
-        /// The handle.
-        handle: String,
-        /// Why.
-        source: ShmError,
-    },
-    /// The read lock could not be taken.
-    #[error("cannot take the read lock of the shared TID store {handle}: {source}")]
-    Lock {
-        /// The handle.
-        handle: String,
-        /// Why.
-        source: ShmError,
-    },
-    /// The index is not one of the scenario's.
-    #[error("--worker-index {index}: the table has {indexes} indexes (counted from 0)")]
-    NoSuchIndex {
-        /// The index asked for.
-        index: usize,
-        /// How many there are.
-        indexes: usize,
-    },
-    /// The share is not a range of the index's entries.
-    #[error("--worker-range {from}..{to}: the index has {entries} entries")]
-    Range {
-        /// First entry.
-        from: u64,
-        /// Entry after the last.
-        to: u64,
-        /// Entries in the index.
-        entries: u64,
-    },
-    /// The report could not be written.
-    #[error("cannot write the worker report: {0}")]
-    Output(#[from] io::Error),
-}
-
-/// A `FROM..TO` range that did not parse.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("bad range `{0}`: expected FROM..TO, two whole numbers with FROM <= TO, such as 0..1000")]
-pub struct RangeError(pub String);
 
 /// Parses `FROM..TO` (whole numbers, `FROM <= TO`), a worker's share.
 ///
@@ -417,7 +266,11 @@ pub fn run_shared(
 ) -> Result<VacuumStats, VacuumError> {
     scenario.validate()?;
     if !(1..=MAX_WORKERS).contains(&workers.count) {
-        return Err(SharedError::WorkerCount(workers.count).into());
+        return Err(SharedError::WorkerCount {
+            workers: workers.count,
+            max: MAX_WORKERS,
+        }
+        .into());
     }
     let heap = scenario.heap();
     let dead = heap.count_dead();

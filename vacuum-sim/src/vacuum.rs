@@ -22,35 +22,15 @@ use std::time::{Duration, Instant};
 
 use tidstore::{Tid, TidStore};
 
+pub use crate::error::VacuumError;
 use crate::heap::{Heap, splitmix64_at};
 use crate::order::{IndexOrder, RandomOrder};
 use crate::progress::{Phase, Progress};
-use crate::scenario::{Scenario, ScenarioError, group};
-use crate::store::{DeadTupleStore, StoreError, StoreKind, array_with_limit, offsets_buffer};
+use crate::scenario::{Scenario, group};
+use crate::store::{DeadTupleStore, StoreKind, array_with_limit, offsets_buffer};
 
 /// Index entries between two progress updates.
 const CHUNK: u64 = 1 << 16;
-
-/// Why a run could not happen.
-#[derive(Debug, thiserror::Error)]
-pub enum VacuumError {
-    /// The scenario's shape is invalid.
-    #[error(transparent)]
-    Scenario(#[from] ScenarioError),
-    /// The store could not be built or filled.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// [`run`] was asked for the shared store, which needs worker
-    /// processes: `shared::run_shared` (or `vacuum-sim --workers N`) runs it.
-    #[error(
-        "the shared store runs its index passes in worker processes: use --workers N (shared::run_shared)"
-    )]
-    NeedsWorkers,
-    /// The shared store, or one of its worker processes, failed.
-    #[cfg(target_os = "linux")]
-    #[error(transparent)]
-    Shared(#[from] crate::shared::SharedError),
-}
 
 /// A failed correctness check: the store lost or invented dead TIDs.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

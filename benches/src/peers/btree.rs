@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use tidstore::Tid;
 
-use crate::workloads::set::TidSide;
+use crate::structures::TidSide;
 
 use super::{DeadTidSet, RtMap, SetOps, element_checksum, group_by_block, tid_to_u64};
 

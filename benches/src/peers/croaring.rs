@@ -19,7 +19,7 @@ use std::sync::Once;
 use ::croaring::Bitmap64;
 use tidstore::Tid;
 
-use crate::workloads::set::TidSide;
+use crate::structures::TidSide;
 
 use super::{DeadTidSet, SetOps, element_checksum, group_by_block, tid_to_u64};
 

@@ -14,7 +14,7 @@
 
 use tidstore::{Tid, TidStore};
 
-use crate::workloads::set::TidSide;
+use crate::structures::TidSide;
 
 use super::{DeadTidSet, RtMap, SetOps, element_checksum, tid_to_u64};
 
@@ -110,7 +110,7 @@ project_map!(
 project_map!(
     /// The project's tree for RT-1 to RT-6 as [`ProjectTree`], measured
     /// with its lookups handed over in runs: `get_each`, pipelined on the
-    /// trees it pays on (see `radix-core`'s `tree/batch.rs`).
+    /// trees it pays on (see `radix-core`'s `raw/batch.rs`).
     ProjectTreeBatched,
     ProjectMapBatched,
     u64,

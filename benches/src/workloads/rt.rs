@@ -2,8 +2,8 @@
 //! WORKLOADS.md writes it, and the measured phases, generic over
 //! [`RtMap`].
 
-use crate::peers::RtMap;
 use crate::rng::{SplitMix64, hash64, shuffle};
+use crate::structures::RtMap;
 
 use super::{Sizing, Variant, parse_u64};
 

@@ -6,8 +6,8 @@
 //! generation exactly as WORKLOADS.md writes it; the measured phases are
 //! RT-3's, generic over `RtMap<u128>`.
 
-use crate::peers::RtMap;
 use crate::rng::SplitMix64;
+use crate::structures::RtMap;
 
 use super::Sizing;
 use super::rt::{load_pairs, pair_answers, search_pairs};

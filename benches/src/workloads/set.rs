@@ -13,8 +13,8 @@
 
 use std::cmp::Ordering;
 
-use crate::peers::element_checksum;
 use crate::rng::SplitMix64;
+use crate::structures::{TidSide, element_checksum};
 
 use super::Sizing;
 use super::ts::{self, TsCase};
@@ -99,44 +99,14 @@ pub fn key_ranges(nkeys: u64) -> (std::ops::Range<u64>, std::ops::Range<u64>) {
     (0..nkeys, start..start + nkeys)
 }
 
-/// One side of SET-1: dead TIDs, the same offsets on every dead block.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TidSide {
-    /// The TS workload whose dead TIDs these are.
-    pub id: &'static str,
-    /// Blocks with dead TIDs, ascending.
-    pub blocks: Vec<u32>,
-    /// The dead offsets of each of those blocks, ascending.
-    pub offsets: Vec<u16>,
-}
-
-impl TidSide {
+impl From<&TsCase> for TidSide {
     /// The dead TIDs of `case`, as its load phase gives them.
-    pub fn of(case: &TsCase) -> Self {
+    fn from(case: &TsCase) -> Self {
         Self {
             id: case.id,
             blocks: case.dead_blocks(),
             offsets: case.dead_offsets(),
         }
-    }
-
-    /// Number of TIDs.
-    pub fn len(&self) -> u64 {
-        self.blocks.len() as u64 * self.offsets.len() as u64
-    }
-
-    /// Whether there are no TIDs.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The TIDs as `(blk << 16) | off`, ascending.
-    pub fn encoded(&self) -> impl Iterator<Item = u64> + '_ {
-        self.blocks.iter().flat_map(move |&blk| {
-            self.offsets
-                .iter()
-                .map(move |&off| (u64::from(blk) << 16) | u64::from(off))
-        })
     }
 }
 
@@ -165,8 +135,8 @@ impl SetData {
     pub fn generate(case: &SetCase) -> Self {
         match case {
             SetCase::Tids { a, b } => SetData::Tids {
-                a: TidSide::of(a),
-                b: TidSide::of(b),
+                a: TidSide::from(a),
+                b: TidSide::from(b),
             },
             SetCase::Keys { nkeys } => {
                 let (a, b) = key_ranges(*nkeys);

@@ -4,8 +4,8 @@
 
 use tidstore::Tid;
 
-use crate::peers::DeadTidSet;
 use crate::rng::shuffle_prefix;
+use crate::structures::DeadTidSet;
 
 use super::{Size, Sizing};
 

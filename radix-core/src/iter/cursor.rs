@@ -17,7 +17,7 @@ use core::ptr::NonNull;
 use super::walk::Path;
 use crate::config::Config;
 use crate::key::Key;
-use crate::tree::{LayoutOf, RawTree, SlotOf, ValueOf};
+use crate::raw::{LayoutOf, RawTree, SlotOf, ValueOf};
 use crate::value::ValueLayout;
 
 /// A key and its value slot, as the walk yields them.

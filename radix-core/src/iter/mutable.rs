@@ -12,7 +12,7 @@ use core::ops::RangeBounds;
 use super::adapter;
 use super::walk::Walk;
 use crate::config::Config;
-use crate::tree::{LayoutOf, RawTree, ValueOf};
+use crate::raw::{LayoutOf, RawTree, ValueOf};
 use crate::value::MutableLayout;
 
 /// The value of a slot produced by a walk of the exclusively borrowed

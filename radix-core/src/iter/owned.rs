@@ -13,7 +13,7 @@ use super::adapter;
 use super::walk::Walk;
 use crate::config::Config;
 use crate::mem::Memory;
-use crate::tree::{LayoutOf, RawTree, ValueOf};
+use crate::raw::{LayoutOf, RawTree, ValueOf};
 use crate::value::{MutableLayout, ValueLayout};
 
 /// An owning iterator over a tree's entries in ascending key order.

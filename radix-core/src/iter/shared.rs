@@ -7,7 +7,7 @@ use core::ops::RangeBounds;
 use super::adapter;
 use super::walk::Walk;
 use crate::config::Config;
-use crate::tree::{LayoutOf, RawTree, ValueOf};
+use crate::raw::{LayoutOf, RawTree, ValueOf};
 use crate::value::ValueLayout;
 
 /// An iterator over a tree's entries in ascending key order.

@@ -27,7 +27,7 @@ use crate::config::RefOf;
 use crate::key::{Key, SPAN};
 use crate::node::{END, lazy};
 use crate::ptr::NodePtr;
-use crate::tree::{
+use crate::raw::{
     MAX_LEVELS, RawTree, SlotOf, entry_at, entry_before, follow, node_key, node_shift, seek,
     unflagged,
 };

@@ -176,6 +176,8 @@ impl LocalMemory {
     }
 }
 
+impl crate::sealed::Sealed for LocalMemory {}
+
 // SAFETY: slab nodes are disjoint pieces of blocks we own, valid until the
 // block is released; leaves come straight from the global allocator. A
 // stored word is the address itself.

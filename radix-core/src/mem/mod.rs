@@ -15,8 +15,8 @@
 //!
 //! | back end | stored word | resolved by |
 //! |---|---|---|
-//! | [`LocalMemory`] | [`LocalRef`](crate::ptr::LocalRef): the tagged address, with its provenance | nothing: it *is* the address |
-//! | [`SharedMemory`] | [`Offset`](crate::shm::Offset): the tagged offset from the area's base | one add to the base address held by the tree's guard |
+//! | [`LocalMemory`] | [`LocalRef`]: the tagged address, with its provenance | nothing: it *is* the address |
+//! | [`SharedMemory`](crate::shm::SharedMemory) | [`Offset`](crate::shm::Offset): the tagged offset from the area's base | one add to the base address held by the tree's guard |
 //!
 //! The engine converts at the edges only: [`Memory::resolve`] when it
 //! follows a word it read from a slot, [`Memory::to_ref`] when it writes a
@@ -51,11 +51,8 @@ use core::convert::Infallible;
 use core::fmt;
 use core::ptr::NonNull;
 
-#[cfg(target_os = "linux")]
-pub use crate::shm::SharedMemory;
+pub use crate::ptr::{LocalRef, StoredRef};
 pub use local::LocalMemory;
-
-use crate::ptr::StoredRef;
 
 /// Size and alignment of the nodes in one pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +65,9 @@ pub struct PoolSpec {
 
 /// Where a tree's nodes and leaves live.
 ///
+/// The trait is sealed: [`LocalMemory`] and
+/// [`SharedMemory`](crate::shm::SharedMemory) are its implementations.
+///
 /// # Safety
 ///
 /// Implementations must return memory that is valid for reads and writes of
@@ -77,7 +77,7 @@ pub struct PoolSpec {
 /// address the back end handed out, tag bits (the four lowest: bit 3 is
 /// the skipped-bytes flag of path-compressed trees, whose nodes are
 /// 16-aligned) included.
-pub unsafe trait Memory {
+pub unsafe trait Memory: crate::sealed::Sealed {
     /// What a slot stores to refer to a node or a leaf of this back end.
     type Ref: StoredRef;
     /// Why an allocation failed; uninhabited when it cannot.

@@ -18,7 +18,6 @@
 
 use core::ptr::NonNull;
 
-use crate::mem::PoolSpec;
 use crate::ptr::NODE_ALIGN;
 
 /// Where a lazy leaf keeps its key: right after the value slot, which
@@ -30,17 +29,21 @@ const fn key_offset<S>() -> usize {
     size_of::<S>()
 }
 
-/// The pool of lazy leaves of key `K` and slot `S`.
-pub(crate) const fn lazy_leaf_spec<K, S>() -> PoolSpec {
-    let align = if align_of::<S>() > NODE_ALIGN {
+/// The alignment of a lazy leaf with slot `S`: the slot's, and at least
+/// [`NODE_ALIGN`] so that its pointer has room for the tags.
+pub(crate) const fn lazy_leaf_align<S>() -> usize {
+    if align_of::<S>() > NODE_ALIGN {
         align_of::<S>()
     } else {
         NODE_ALIGN
-    };
-    PoolSpec {
-        size: (key_offset::<S>() + size_of::<K>()).div_ceil(align) * align,
-        align,
     }
+}
+
+/// The size of a lazy leaf of key `K` and slot `S`: the slot, then the
+/// key, rounded up to the leaf's alignment.
+pub(crate) const fn lazy_leaf_size<K, S>() -> usize {
+    let align = lazy_leaf_align::<S>();
+    (key_offset::<S>() + size_of::<K>()).div_ceil(align) * align
 }
 
 /// The key of the lazy leaf at `leaf`.
@@ -75,7 +78,7 @@ pub(crate) unsafe fn slot<S>(leaf: NonNull<u8>) -> NonNull<S> {
 ///
 /// # Safety
 ///
-/// `leaf` is a fresh allocation from the pool of [`lazy_leaf_spec`].
+/// `leaf` is a fresh allocation of [`lazy_leaf_size`] bytes and [`lazy_leaf_align`].
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn init<K, S>(leaf: NonNull<u8>, key: K, slot: S) {
     // SAFETY: the caller's contract: the allocation holds a slot at its

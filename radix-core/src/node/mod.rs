@@ -83,49 +83,14 @@ mod sorted;
 use core::ptr::NonNull;
 
 pub use class::{MAX_CLASSES, SizeClasses};
-pub(crate) use lazy::lazy_leaf_spec;
+pub(crate) use lazy::{lazy_leaf_align, lazy_leaf_size};
 pub(crate) use node4::Node4;
 pub(crate) use node16::Node16;
 pub(crate) use node48::Node48;
 pub(crate) use node256::Node256;
 
+pub use crate::ptr::Kind;
 use crate::ptr::{NODE_ALIGN, StoredRef};
-
-/// The four node kinds. The discriminant is the pointer tag.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
-#[repr(u8)]
-pub enum Kind {
-    /// Up to 4 children, found by a scan of a sorted chunk array.
-    N4 = 0,
-    /// Up to 32 children, found by a SIMD compare of a sorted chunk array.
-    N16 = 1,
-    /// Up to 64 children, found through a 256-entry chunk-to-slot map.
-    N48 = 2,
-    /// All 256 children, indexed directly by chunk.
-    N256 = 3,
-}
-
-impl Kind {
-    /// The kind whose capacity range contains `cap`.
-    pub const fn for_capacity(cap: usize) -> Self {
-        match cap {
-            0..=4 => Kind::N4,
-            5..=32 => Kind::N16,
-            33..=64 => Kind::N48,
-            _ => Kind::N256,
-        }
-    }
-
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn from_bits(bits: usize) -> Self {
-        match bits & 3 {
-            0 => Kind::N4,
-            1 => Kind::N16,
-            2 => Kind::N48,
-            _ => Kind::N256,
-        }
-    }
-}
 
 /// The header every node starts with.
 ///

@@ -50,6 +50,8 @@ pub struct Offset(NonZeroUsize);
 // SAFETY: a transparent `NonZeroUsize`.
 unsafe impl StoredRef for Offset {}
 
+impl crate::sealed::Sealed for Offset {}
+
 impl Offset {
     /// The offset as a number.
     pub fn get(self) -> usize {
@@ -420,6 +422,8 @@ impl SharedMemory {
         LARGE_HEADER.next_multiple_of(align)
     }
 }
+
+impl crate::sealed::Sealed for SharedMemory {}
 
 // SAFETY: objects are disjoint pieces of spans, and large leaves whole
 // blocks, that this tree owns until it frees them; the area maps them at

@@ -11,7 +11,7 @@ use super::memory::{Offset, init_pools};
 use super::{Area, SharedMemory, ShmError, TreeHandle};
 use crate::config::{Compression, Config, Removable};
 use crate::key::Key;
-use crate::tree::{InputOf, LayoutOf, OldOf, ValueOf};
+use crate::raw::{InputOf, LayoutOf, OldOf, ValueOf};
 use crate::value::{MutableLayout, ValueLayout};
 use crate::{Cursor, Iter, IterMut, Keys, Range, RangeMut, RawTree, Stats, Values, ValuesMut};
 

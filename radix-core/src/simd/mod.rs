@@ -29,6 +29,16 @@
 /// Length of the chunk array every node16 carries.
 pub const GROUP_BYTES: usize = 32;
 
+// Where a vector version serves, the portable one is only the reference
+// its tests compare against.
+#[cfg(any(
+    test,
+    not(any(
+        target_arch = "x86_64",
+        all(target_arch = "x86", target_feature = "sse2"),
+        all(target_arch = "aarch64", target_endian = "little")
+    ))
+))]
 pub mod generic;
 
 #[cfg(any(

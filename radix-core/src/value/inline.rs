@@ -17,6 +17,8 @@ use crate::mem::Memory;
 /// `V` stored inline in last-level leaf nodes.
 pub struct Inline<V>(PhantomData<V>);
 
+impl<V> crate::sealed::Sealed for Inline<V> {}
+
 // SAFETY: the slot is the value itself, read or dropped exactly once.
 unsafe impl<V> ValueLayout for Inline<V> {
     type Value = V;

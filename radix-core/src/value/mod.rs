@@ -32,12 +32,16 @@ use crate::mem::Memory;
 
 /// How values are stored in last-level slots.
 ///
+/// The trait is sealed: the layouts of this module are its
+/// implementations; a new value encoding implements [`VarlenValue`]
+/// instead.
+///
 /// # Safety
 ///
 /// `get` must return a reference valid for as long as the slot is neither
 /// moved out by `take` nor dropped; `into_slot`, `take` and `drop_slot` must
 /// balance every allocation they make.
-pub unsafe trait ValueLayout {
+pub unsafe trait ValueLayout: crate::sealed::Sealed {
     /// The type a lookup returns a reference to.
     type Value: ?Sized;
     /// What a last-level node stores per key.

@@ -125,6 +125,8 @@ impl<V: ?Sized + VarlenValue> Varlen<V> {
     }
 }
 
+impl<V: ?Sized + VarlenValue> crate::sealed::Sealed for Varlen<V> {}
+
 // SAFETY: values are copied byte for byte into the slot or a leaf of their
 // own size, and leaves are freed with the layout they were allocated with.
 unsafe impl<V: ?Sized + VarlenValue> ValueLayout for Varlen<V> {

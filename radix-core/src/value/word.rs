@@ -51,6 +51,8 @@ impl<V, const EMBED: bool> Word<V, EMBED> {
     }
 }
 
+impl<V, const EMBED: bool> crate::sealed::Sealed for Word<V, EMBED> {}
+
 // SAFETY: embedded values live in the slot and are read/dropped exactly
 // once; leaves are allocated with `Layout::new::<V>()` and freed with it,
 // and the slot holds the back end's stored reference to the leaf.

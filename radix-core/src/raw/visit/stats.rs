@@ -4,7 +4,7 @@ use core::fmt;
 
 use crate::config::Config;
 use crate::node::{self, Kind, MAX_CLASSES, lazy};
-use crate::tree::{LayoutOf, RawTree, SlotOf, entry_at, walk_nodes};
+use crate::raw::{LayoutOf, RawTree, SlotOf, entry_at, walk_nodes};
 use crate::value::ValueLayout;
 
 /// Node counts for one size class.

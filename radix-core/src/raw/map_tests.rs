@@ -11,8 +11,8 @@ use std::rc::Rc;
 use crate::config::Removable;
 use crate::iter::Cursor;
 use crate::mem::LocalMemory;
-use crate::tree::entry::Entry;
-use crate::tree::test_keys::{SplitMix64, key, wide};
+use crate::raw::entry::Entry;
+use crate::raw::test_keys::{SplitMix64, key, wide};
 use crate::value::{Auto, CloneLayout, Inline, Leaf, MutableLayout};
 use crate::{Compression, Config, RawTree, SizeClasses, TreeSet, ValueOf};
 use test_depth::pick;
@@ -322,7 +322,7 @@ fn moving_keys<K: crate::Key>(rng: &mut SplitMix64, n: usize) -> BTreeSet<u128> 
 /// `split_off`, `append` and `union_with` against `BTreeMap`, over key
 /// sets spread across every level and trees of different heights, with
 /// `verify()` after each step and every value dropped exactly once: the
-/// uncompressed trees move whole subtrees (`tree/graft.rs`), the
+/// uncompressed trees move whole subtrees (`raw/graft/`), the
 /// compressed ones entries.
 fn moves<C>()
 where

@@ -3,7 +3,7 @@
 //! configuration.
 //!
 //! Uncompressed trees (the default) are walked together, node by node
-//! (`tree/graft.rs`): a subtree on one side only is moved whole, or passed
+//! (`raw/graft/`): a subtree on one side only is moved whole, or passed
 //! over, without a visit to its keys. A compressed tree's subtree changes
 //! form with its place (lazy leaves, merged chains), so there `self` is
 //! walked in key order, and `other` followed by a cursor that seeks to
@@ -15,9 +15,9 @@
 //!
 //! | operation | cost (`n = self.len()`, `m = other.len()`) |
 //! |---|---|
-//! | `union_with` | uncompressed: one walk of both trees together, moving whole every subtree of `other` under a chunk `self` lacks (see `tree/graft.rs`): O(k) for disjoint key ranges, k the nodes moved, O(m) at worst. Compressed: a lookup and an insert or merge per entry of `other`: O(m·h); inserts in key order reuse the lookup's path |
-//! | `intersect_with` | uncompressed: one walk of both trees together, going down only where both have a child, and a move per kept value into a fresh tree built in key order (see `tree/graft.rs`): O(k + r), k the node pairs met and r the entries kept. Compressed: one walk of `self`, a seek per entry, and an insert per kept entry: O(n·s + r·h) |
-//! | `difference_with` | uncompressed: one walk of `other` and of the matching part of `self` together, node by node, removing each common key where the walk is (see `tree/graft.rs`): O(k), k the nodes of `other` whose place `self` has. Compressed: the cheaper of one walk of `self` with a seek per entry plus a removal per common entry, and a removal per entry of `other`: O(min(n·s, m·h) + r·h) |
+//! | `union_with` | uncompressed: one walk of both trees together, moving whole every subtree of `other` under a chunk `self` lacks (see `raw/graft/`): O(k) for disjoint key ranges, k the nodes moved, O(m) at worst. Compressed: a lookup and an insert or merge per entry of `other`: O(m·h); inserts in key order reuse the lookup's path |
+//! | `intersect_with` | uncompressed: one walk of both trees together, going down only where both have a child, and a move per kept value into a fresh tree built in key order (see `raw/graft/`): O(k + r), k the node pairs met and r the entries kept. Compressed: one walk of `self`, a seek per entry, and an insert per kept entry: O(n·s + r·h) |
+//! | `difference_with` | uncompressed: one walk of `other` and of the matching part of `self` together, node by node, removing each common key where the walk is (see `raw/graft/`): O(k), k the nodes of `other` whose place `self` has. Compressed: the cheaper of one walk of `self` with a seek per entry plus a removal per common entry, and a removal per entry of `other`: O(min(n·s, m·h) + r·h) |
 //! | `is_subset`, `is_superset`, `is_disjoint` | a lookup per key of the smaller tree when it is much smaller, otherwise one walk of it with a seek per key |
 //!
 //! Only `union_with` moves whole subtrees of `other`, since only it owns
@@ -34,7 +34,7 @@ use super::{LayoutOf, RawTree, ValueOf};
 use crate::config::{Config, Removable};
 use crate::key::SPAN;
 use crate::mem::{InfallibleMemory, LocalMemory};
-use crate::tree::entry::Entry;
+use crate::raw::entry::Entry;
 use crate::value::MutableLayout;
 
 impl<C: Config> RawTree<C>

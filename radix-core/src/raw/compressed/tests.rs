@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use crate::mem::LocalMemory;
-use crate::tree::test_keys::{SplitMix64, key, wide};
+use crate::raw::test_keys::{SplitMix64, key, wide};
 use crate::value::{Auto, Inline, Leaf, ValueLayout, VarBytes, Varlen, Word};
 use crate::{Compression, Config, Key, RawTree, SizeClasses};
 use test_depth::pick;

@@ -301,7 +301,7 @@ impl<C: Config> RawTree<C> {
     /// least 144 keys reads the root from a table instead of searching
     /// it: random keys over TID stores of sparse blocks take 0.6 to 0.75
     /// of the time of an `is_member` loop. The module docs of
-    /// `tree/batch.rs` explain when each applies.
+    /// `raw/batch.rs` explain when each applies.
     ///
     /// `key` extracts the key from an item, so that items can carry more
     /// than the key (the TID store looks up a block and tests an offset).

@@ -10,7 +10,7 @@ use crate::config::{Config, MAX_POOLS, Pools};
 use crate::key::{Key, SPAN};
 use crate::mem::Memory;
 use crate::node::{self, Kind, Node4, Node16, Node48, Node256, lazy};
-use crate::tree::{LayoutOf, RawTree, SlotOf, Visit, entry_at, resolve, walk_nodes};
+use crate::raw::{LayoutOf, RawTree, SlotOf, Visit, entry_at, resolve, walk_nodes};
 use crate::value::ValueLayout;
 
 impl<C: Config> RawTree<C> {

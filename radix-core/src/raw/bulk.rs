@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `pop_first`, `pop_last` | two descents: O(h) |
 //! | `retain` | one walk, plus a removal per rejected entry: O(n + r·h) |
-//! | `split_off` | uncompressed: one descent along the key; every subtree above the key's path moves whole (a copy and a free per node, no search, see `tree/graft.rs`), and the values of the one last-level node on the path one by one: O(h·256 + k), k the nodes moved. Compressed: a removal and an insert per moved entry, O(m·h). O(1) when everything or nothing moves |
+//! | `split_off` | uncompressed: one descent along the key; every subtree above the key's path moves whole (a copy and a free per node, no search, see `raw/graft/`), and the values of the one last-level node on the path one by one: O(h·256 + k), k the nodes moved. Compressed: a removal and an insert per moved entry, O(m·h). O(1) when everything or nothing moves |
 //! | `append` | O(1) when `self` is empty (the trees swap). Uncompressed: one walk of both trees together, moving whole every subtree of `other` under a chunk `self` lacks, so O(k) for disjoint key ranges, O(m) at worst. Compressed: an insert per entry of `other` in key order, which the insert hint turns into one node search per entry that shares a last-level node with the previous one |
 //!
 //! None of them can leave the tree inconsistent when user code panics:

@@ -1,0 +1,56 @@
+//! The block table: the radix tree from block number to [`BlockEntry`],
+//! declared once for local memory ([`BlockTable`], under
+//! [`TidStore`](crate::TidStore)) and once for a shared area
+//! (`SharedBlockTable`, under `SharedTidStore`), and a cursor over either.
+//!
+//! Block numbers are dense: a vacuum's dead blocks fill whole runs of the
+//! table, so no subtree holds a single block and no node has a single
+//! child worth merging. Uncompressed is then the fastest and smallest (no
+//! prefix word or 16-byte alignment per node, no tag test per level:
+//! benches/RESULTS.md, "Sparse keys", measures what `full` costs dense
+//! keys), and both tables say `compression: none`.
+
+use crate::entry::BlockEntry;
+
+radix_core::radix_tree! {
+    /// Block number to the entry of its dead offsets.
+    pub(crate) struct BlockTable {
+        key: u32,
+        value: BlockEntry,
+        layout: varlen,
+        compression: none,
+    }
+}
+
+#[cfg(target_os = "linux")]
+radix_core::radix_tree! {
+    /// Block number to the entry of its dead offsets, in a shared area.
+    pub(crate) struct SharedBlockTable {
+        key: u32,
+        value: BlockEntry,
+        layout: varlen,
+        memory: shared,
+        compression: none,
+    }
+}
+
+/// A cursor over a local or a shared store's table: what
+/// [`OrderedLookup`](crate::OrderedLookup) seeks, whichever store made it.
+pub(crate) enum TableCursor<'a> {
+    Local(BlockTableCursor<'a>),
+    #[cfg(target_os = "linux")]
+    Shared(SharedBlockTableCursor<'a>),
+}
+
+impl<'a> TableCursor<'a> {
+    /// The entry of `block`, if it has one, seeking forward from where the
+    /// cursor is (from the root if `block` lies behind it).
+    #[inline]
+    pub(crate) fn seek_get(&mut self, block: u32) -> Option<&'a BlockEntry> {
+        match self {
+            TableCursor::Local(cursor) => cursor.seek_get(block),
+            #[cfg(target_os = "linux")]
+            TableCursor::Shared(cursor) => cursor.seek_get(block),
+        }
+    }
+}
