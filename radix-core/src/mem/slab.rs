@@ -42,6 +42,24 @@
 //! whole blocks, plus the spare, as when each block was its own
 //! allocation. (Where pages cannot be given back, as under Miri or for
 //! blocks smaller than a page, empty blocks stay resident and counted.)
+//!
+//! # Pointer invariants
+//!
+//! Every `unsafe` block below relies on these, which every function that
+//! changes the slab keeps:
+//!
+//! - Each block is aligned to its own size and starts with its header; a
+//!   full block's header is found by masking any address inside it with
+//!   the full block size, a ramp block's by comparing with the ramp list.
+//! - A node pointer handed out lies inside one block, past its header, at
+//!   a multiple of the node size from the first node, and derives its
+//!   provenance from the extent (or ramp allocation) it was carved from.
+//! - A node is on its block's free list, or live, never both. A block on
+//!   the partial list has a free node; an empty full block leaves the
+//!   list and becomes the spare or waits, perhaps decommitted, on the
+//!   empty list, and is written again only once it is carved anew.
+//! - An extent is freed only when none of its carved blocks holds a live
+//!   node, and with the layout it was allocated with.
 
 use core::alloc::Layout;
 use core::ptr::NonNull;

@@ -64,6 +64,7 @@
 //! `benches/RESULTS.md` ("Lookups in batches") has the measurements behind
 //! each choice.
 
+use core::marker::PhantomData;
 use core::mem::size_of;
 use core::ptr::NonNull;
 
@@ -129,8 +130,9 @@ struct EmptyNode([u64; EMPTY_WORDS]);
 static EMPTY_LAST_LEVEL: EmptyNode = EmptyNode([0; EMPTY_WORDS]);
 
 /// Where a batch's walks start, read once per batch: the tree does not
-/// change while the batch borrows it.
-struct Descent<K> {
+/// change while the batch borrows it, and the borrow (`'t`) says so: a
+/// `Descent` cannot outlive the `&RawTree` it was read from.
+struct Descent<'t, K> {
     /// The root, or [`EMPTY_LAST_LEVEL`] for an empty tree (whose height
     /// is then taken as one level).
     root: NodePtr,
@@ -138,9 +140,10 @@ struct Descent<K> {
     /// The largest key under the root: a larger one is absent.
     largest: K,
     empty: NodePtr,
+    _tree: PhantomData<&'t ()>,
 }
 
-impl<K: Key> Descent<K> {
+impl<K: Key> Descent<'_, K> {
     /// The last-level node on `key`'s path, or [`EMPTY_LAST_LEVEL`] where
     /// the path ends above the last level. The step into the last level
     /// selects without a branch where the node above is a node256.
@@ -151,7 +154,7 @@ impl<K: Key> Descent<K> {
     }
 }
 
-impl<K: Key> Descend<K> for Descent<K> {
+impl<K: Key> Descend<K> for Descent<'_, K> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn last_level<M: Memory>(&self, mem: &M, key: K) -> Option<NodePtr> {
         if key > self.largest {
@@ -183,16 +186,18 @@ impl<K: Key> Descend<K> for Descent<K> {
 /// The root's children by chunk, which a small tree's batch reads in
 /// place of the root: one load where the root's search was a kind
 /// dispatch and a search (for a node16, its run guess, vector compare
-/// and bit scan). Made only for a root above the last level.
-struct RootTable<K> {
+/// and bit scan). Made only for a root above the last level, from a
+/// [`Descent`], whose borrow of the tree (`'t`) it keeps.
+struct RootTable<'t, K> {
     root_shift: u32,
     /// Keys above this are absent.
     largest: K,
     /// The root's child for each chunk, if it has one.
     children: [Option<NodePtr>; 256],
+    _tree: PhantomData<&'t ()>,
 }
 
-impl<K: Key> RootTable<K> {
+impl<K: Key> RootTable<'_, K> {
     /// The table's entry for `key`'s chunk (the root's child, if it has
     /// one); `None` for a key above the root.
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -201,7 +206,7 @@ impl<K: Key> RootTable<K> {
     }
 }
 
-impl<K: Key> Descend<K> for RootTable<K> {
+impl<K: Key> Descend<K> for RootTable<'_, K> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn last_level<M: Memory>(&self, mem: &M, key: K) -> Option<NodePtr> {
         let child = self.entry(key).flatten()?;
@@ -436,7 +441,7 @@ impl<C: Config> RawTree<C> {
     #[inline(never)]
     fn get_each_tabled<T>(
         &self,
-        table: &RootTable<C::Key>,
+        table: &RootTable<'_, C::Key>,
         items: &[T],
         key: impl Fn(&T) -> C::Key,
         found: impl FnMut(&T, Option<&ValueOf<C>>),
@@ -535,7 +540,7 @@ impl<C: Config> RawTree<C> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn finger<const PREFETCH: bool>(
         &self,
-        descent: &Descent<C::Key>,
+        descent: &Descent<'_, C::Key>,
         key: C::Key,
     ) -> Finger<C::Key> {
         let node = descent.last_level_or_empty(&self.mem, key);
@@ -555,7 +560,7 @@ impl<C: Config> RawTree<C> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn walk<const PREFETCH: bool>(
         &self,
-        descent: &Descent<C::Key>,
+        descent: &Descent<'_, C::Key>,
         finger: &mut Finger<C::Key>,
         key: C::Key,
     ) -> NodePtr {
@@ -566,7 +571,7 @@ impl<C: Config> RawTree<C> {
     }
 
     /// The root's children as a table, for a root above the last level.
-    fn root_table(&self, descent: &Descent<C::Key>) -> Option<RootTable<C::Key>> {
+    fn root_table<'t>(&'t self, descent: &Descent<'t, C::Key>) -> Option<RootTable<'t, C::Key>> {
         if descent.root_shift == 0 {
             return None;
         }
@@ -583,11 +588,12 @@ impl<C: Config> RawTree<C> {
             root_shift: descent.root_shift,
             largest: descent.largest,
             children,
+            _tree: PhantomData,
         })
     }
 
     /// What every walk of a batch starts from.
-    fn descent(&self) -> Descent<C::Key> {
+    fn descent(&self) -> Descent<'_, C::Key> {
         let empty = NodePtr::new(NonNull::from(&EMPTY_LAST_LEVEL).cast(), Kind::N256);
         let root_shift = self.root.map_or(0, |_| self.root_shift);
         Descent {
@@ -595,6 +601,7 @@ impl<C: Config> RawTree<C> {
             root_shift,
             largest: C::Key::largest_under(root_shift),
             empty,
+            _tree: PhantomData,
         }
     }
 

@@ -27,6 +27,23 @@
 //! (its prefix word says where its chunk is); with lazy expansion alone
 //! the height follows the largest key as in the uncompressed tree, a lazy
 //! root standing for any height.
+//!
+//! # Pointer invariants
+//!
+//! The unsafe code here relies on these, beside those of the uncompressed
+//! engine:
+//!
+//! - A reference with the lazy bit names a lazy leaf: a pool object of
+//!   the lazy pool holding a slot, then the whole key, unaligned.
+//! - With path compression, every node (never a lazy leaf) is preceded,
+//!   inside its own pool object, by its prefix word; a reference whose
+//!   skipped-bytes flag is set names a node whose prefix word fixes bytes
+//!   the parent's chunk does not, and an unflagged one a node directly
+//!   below its parent. The flag lives in the reference, so the word is
+//!   read only where the flag says it matters.
+//! - A node's shift is the one its prefix word records (with path
+//!   compression) or its parent's less one chunk (without), and every key
+//!   under it agrees with its prefix word above that shift.
 
 use super::*;
 use crate::node::prefix::prefix_word;
