@@ -155,7 +155,7 @@ pub trait DeadTidSet {
     where
         Self: Sized,
     {
-        crate::workloads::ts::lookup(self, tids)
+        lookup(self, tids)
     }
 
     /// Walks the set in block order, giving each block's offsets,
@@ -287,4 +287,20 @@ impl TidSide {
                 .map(move |&off| (u64::from(blk) << 16) | u64::from(off))
         })
     }
+}
+
+/// `is_member` for every TID of `tids`; the number matched. A
+/// [`DeadTidSet::BATCHED`] set makes the same lookups through
+/// [`DeadTidSet::is_member_each`].
+#[inline]
+pub fn lookup<S: DeadTidSet>(set: &S, tids: &[Tid]) -> u64 {
+    let mut matched = 0;
+    if S::BATCHED {
+        set.is_member_each(tids, |_, member| matched += u64::from(member));
+        return matched;
+    }
+    for &tid in tids {
+        matched += u64::from(set.is_member(tid));
+    }
+    matched
 }

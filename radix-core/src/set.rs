@@ -70,6 +70,24 @@ impl<C: SetConfig<Memory = LocalMemory>> TreeSet<C> {
         }
     }
 
+    /// An empty set whose back end is laid out as `options` say: a block
+    /// limit, or bump arenas for an insert-only pass.
+    ///
+    /// ```
+    /// use radix_core::RadixSet;
+    /// use radix_core::mem::MemoryOptions;
+    ///
+    /// let mut s = RadixSet::<u32>::with_options(MemoryOptions::new().block_limit(4096));
+    /// s.extend(0..1000);
+    /// assert_eq!(s.len(), 1000);
+    /// ```
+    #[must_use]
+    pub fn with_options(options: crate::mem::MemoryOptions) -> Self {
+        Self {
+            tree: RawTree::with_options(options),
+        }
+    }
+
     /// An empty set over a memory back end built from
     /// [`pool_specs`](Self::pool_specs).
     ///

@@ -103,8 +103,9 @@ mod validate;
 ///
 /// For `struct NAME`:
 ///
-/// - `NAME`, with `new`, `with_memory` and `pool_specs` (a tree over a
-///   memory back end built by the caller), `len`, `is_empty`, `get`,
+/// - `NAME`, with `new`, `with_options` (a block limit, or bump arenas
+///   for an insert-only pass), `with_memory` and `pool_specs` (a tree over
+///   a memory back end built by the caller), `len`, `is_empty`, `get`,
 ///   `get_mut`, `contains_key`, `insert`, `remove` (only with
 ///   `delete: true`), `clear`, `entry`, `iter`, `iter_mut`, `range`,
 ///   `range_mut`, `keys`, `values`, `values_mut`, `into_keys`,

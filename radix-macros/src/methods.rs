@@ -119,6 +119,14 @@ pub fn inherent(spec: &Spec, names: &Names) -> TokenStream {
                 Self { raw: ::radix_core::RawTree::new() }
             }
 
+            /// An empty tree whose back end is laid out as `options` say: a
+            /// block limit, or bump arenas for an insert-only pass.
+            #[inline]
+            #[must_use]
+            pub fn with_options(options: ::radix_core::mem::MemoryOptions) -> Self {
+                Self { raw: ::radix_core::RawTree::with_options(options) }
+            }
+
             /// An empty tree over a memory back end built by the caller, for
             /// example with a block-size limit or bump arenas for an insert-only
             /// pass.

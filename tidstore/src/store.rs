@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use radix_core::mem::LocalMemory;
+use radix_core::mem::MemoryOptions;
 
 use crate::entry::{BlockEntry, EntryBuf, Offsets};
 use crate::error::TidStoreError;
@@ -51,11 +51,7 @@ impl TidStore {
     /// caps the allocation block at `max_bytes / 16`, so that one large block
     /// cannot overshoot the budget.
     pub fn new(max_bytes: usize) -> Self {
-        let specs = BlockTable::pool_specs();
-        Self::with_memory(
-            LocalMemory::with_block_limit(&specs, max_bytes / 16),
-            max_bytes,
-        )
+        Self::with_options(MemoryOptions::new().block_limit(max_bytes / 16), max_bytes)
     }
 
     /// An empty store for an insert-only pass, as vacuum's: entries come
@@ -63,13 +59,15 @@ impl TidStore {
     /// block's entry is still correct; the old entry's space is simply not
     /// reused until [`clear`](Self::clear).
     pub fn insert_only(max_bytes: usize) -> Self {
-        let specs = BlockTable::pool_specs();
-        Self::with_memory(LocalMemory::insert_only(&specs, max_bytes / 16), max_bytes)
+        let options = MemoryOptions::new()
+            .block_limit(max_bytes / 16)
+            .insert_only();
+        Self::with_options(options, max_bytes)
     }
 
-    fn with_memory(memory: LocalMemory, max_bytes: usize) -> Self {
+    fn with_options(options: MemoryOptions, max_bytes: usize) -> Self {
         Self {
-            table: BlockTable::with_memory(memory),
+            table: BlockTable::with_options(options),
             max_bytes,
             num_tids: 0,
         }

@@ -6,6 +6,7 @@ use tidstore::Tid;
 
 use crate::rng::shuffle_prefix;
 use crate::structures::DeadTidSet;
+pub use crate::structures::lookup;
 
 use super::{Size, Sizing};
 
@@ -278,22 +279,6 @@ impl TsData {
             Order::Shuffled => lookup(set, &self.shuffled),
         }
     }
-}
-
-/// `is_member` for every TID of `tids`; the number matched. A
-/// [`DeadTidSet::BATCHED`] set makes the same lookups through
-/// [`DeadTidSet::is_member_each`].
-#[inline]
-pub fn lookup<S: DeadTidSet>(set: &S, tids: &[Tid]) -> u64 {
-    let mut matched = 0;
-    if S::BATCHED {
-        set.is_member_each(tids, |_, member| matched += u64::from(member));
-        return matched;
-    }
-    for &tid in tids {
-        matched += u64::from(set.is_member(tid));
-    }
-    matched
 }
 
 /// What the iterate phase saw.

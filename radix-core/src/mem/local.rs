@@ -76,7 +76,7 @@ pub struct LocalMemory {
 impl LocalMemory {
     /// A back end serving `pools`, with no limit on its block size.
     pub fn with_pools(pools: &[PoolSpec]) -> Self {
-        Self::with_block_limit(pools, usize::MAX / 2)
+        super::MemoryOptions::new().build(pools)
     }
 
     /// A back end whose slab blocks are at most `max_block` bytes (rounded

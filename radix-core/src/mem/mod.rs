@@ -44,6 +44,7 @@
 //! and only then modifies the tree, allocating from what was reserved.
 
 mod local;
+mod options;
 mod slab;
 
 use core::alloc::Layout;
@@ -53,6 +54,7 @@ use core::ptr::NonNull;
 
 pub use crate::ptr::{LocalRef, StoredRef};
 pub use local::LocalMemory;
+pub use options::MemoryOptions;
 
 /// Size and alignment of the nodes in one pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -49,7 +49,7 @@ use core::ptr::NonNull;
 
 use crate::config::{Config, Pools, RefOf};
 use crate::key::{Key, SPAN};
-use crate::mem::{LocalMemory, Memory, PoolSpec};
+use crate::mem::{LocalMemory, Memory, MemoryOptions, PoolSpec};
 use crate::node::{self, lazy};
 use crate::ptr::NodePtr;
 use crate::value::ValueLayout;
@@ -140,6 +140,12 @@ impl<C: Config<Memory = LocalMemory>> RawTree<C> {
     /// An empty tree. It allocates nothing until the first insert.
     pub fn new() -> Self {
         Self::with_memory(LocalMemory::with_pools(&Self::pool_specs()))
+    }
+
+    /// An empty tree whose back end is laid out as `options` say: a
+    /// block limit, or bump arenas for an insert-only pass.
+    pub fn with_options(options: MemoryOptions) -> Self {
+        Self::with_memory(options.build(&Self::pool_specs()))
     }
 
     /// An empty tree over a memory back end made by the caller from
