@@ -14,7 +14,7 @@ use super::walk::Walk;
 use crate::config::Config;
 use crate::mem::Memory;
 use crate::raw::{LayoutOf, RawTree, ValueOf};
-use crate::value::{MutableLayout, ValueLayout};
+use crate::value::{DropsAll, MutableLayout, ValueLayout};
 
 /// An owning iterator over a tree's entries in ascending key order.
 ///
@@ -121,12 +121,16 @@ impl<C: Config> Drop for IntoIter<C> {
         if !visit {
             return;
         }
-        // SAFETY: as in `next`; each remaining value is dropped once, and a
-        // panic leaves the rest to leak (the detached tree never drops them).
+        // A value whose `Drop` panics does not stop the rest, as std's
+        // `IntoIter` (`DropsAll`); the detached tree never drops them again.
+        let mut drops = DropsAll::new();
+        // SAFETY: as in `next`; each remaining value is dropped once.
         while let Some((_, slot)) = unsafe { self.walk.next(self.tree.memory()) } {
+            let mem = self.tree.memory_mut();
             // SAFETY: as above.
-            unsafe { LayoutOf::<C>::drop_slot(slot, self.tree.memory_mut()) };
+            drops.drop_one(|| unsafe { LayoutOf::<C>::drop_slot(slot, mem) });
         }
+        drops.finish();
     }
 }
 

@@ -11,7 +11,7 @@ use crate::key::{Key, SPAN};
 use crate::mem::{InfallibleMemory, Memory};
 use crate::node::{self, MAX_CLASSES, lazy};
 use crate::ptr::NodePtr;
-use crate::value::ValueLayout;
+use crate::value::{DropsAll, ValueLayout};
 
 use super::{
     InsertHint, LayoutOf, MAX_LEVELS, MemError, OldOf, RawTree, SlotOf, entry_at, find_slot,
@@ -214,9 +214,10 @@ impl<C: Config> RawTree<C> {
     /// Removes every key, dropping the values and returning every slab block
     /// and leaf to the allocator.
     pub fn clear(&mut self) {
-        // Detach first: if a value's `Drop` panics, the rest leak rather
-        // than being dropped twice, and the guard still returns every node
-        // (the tree must not keep memory it can no longer reach).
+        // Detach first, so that no value is reached twice; a value whose
+        // `Drop` panics does not stop the rest (`DropsAll`, as std does),
+        // and the guard returns every node even as the panic resumes (the
+        // tree must not keep memory it can no longer reach).
         self.hint = InsertHint::NONE;
         let root = self.root.take();
         self.len = 0;
@@ -225,6 +226,7 @@ impl<C: Config> RawTree<C> {
         // would not free wholesale.
         let visit = LayoutOf::<C>::VISIT_ON_DROP
             && (LayoutOf::<C>::DROPS_VALUES || !memory.0.releases_leaves());
+        let mut drops = DropsAll::new();
         if let (Some(root), true) = (root, visit) {
             let root = follow::<C>(memory.0, root);
             // SAFETY: the detached tree is live until the guard releases it;
@@ -233,17 +235,19 @@ impl<C: Config> RawTree<C> {
                 walk_nodes::<C, _>(memory.0, root, self.root_shift, |mem, visit| {
                     let (node, shift) = (visit.node, visit.shift);
                     if node.is_lazy() {
-                        LayoutOf::<C>::drop_slot(lazy::slot::<SlotOf<C>>(node.addr()), mem);
+                        let slot = lazy::slot::<SlotOf<C>>(node.addr());
+                        drops.drop_one(|| LayoutOf::<C>::drop_slot(slot, mem));
                     } else if shift == 0 {
                         let mut pos = 0;
                         while let Some(e) = entry_at::<SlotOf<C>>(node, pos) {
-                            LayoutOf::<C>::drop_slot(e.slot, mem);
+                            drops.drop_one(|| LayoutOf::<C>::drop_slot(e.slot, mem));
                             pos = e.next;
                         }
                     }
                 });
             }
         }
+        drops.finish();
     }
 
     /// Removes root levels that only lead to chunk 0, so the height again

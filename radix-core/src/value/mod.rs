@@ -17,6 +17,7 @@
 //! [`VarlenValue`] method) can never leave a node with a half-written slot.
 
 mod clone;
+mod drop_all;
 mod inline;
 mod varlen;
 mod word;
@@ -24,6 +25,7 @@ mod word;
 use core::ptr::NonNull;
 
 pub use clone::CloneLayout;
+pub(crate) use drop_all::DropsAll;
 pub use inline::Inline;
 pub use varlen::{TAG_BIT, VarBytes, Varlen, VarlenValue};
 pub use word::{Auto, Embedded, Leaf, SlotWord, Word};
