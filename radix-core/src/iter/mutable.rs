@@ -115,13 +115,14 @@ where
     _values: PhantomData<&'a mut ValueOf<C>>,
 }
 
-// SAFETY: the iterator hands out `&mut V` (so needs `V: Send`) and reads
-// nodes, which `&RawTree: Send` allows.
+// SAFETY: the iterator stands for the exclusive borrow of the tree it
+// was made from (`&mut RawTree` is `Send` when the tree is): it hands out
+// `&mut V` and reads nodes, and no other thread reaches either while it
+// lives. As std's `IterMut`, which needs `V: Send` only.
 unsafe impl<C: Config> Send for RangeMut<'_, C>
 where
     C::Layout: MutableLayout,
-    ValueOf<C>: Send,
-    for<'x> &'x RawTree<C>: Send,
+    RawTree<C>: Send,
 {
 }
 // SAFETY: `&RangeMut` gives access to nothing.

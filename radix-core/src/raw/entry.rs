@@ -81,6 +81,14 @@ pub struct OccupiedEntry<'a, C: Config> {
     slot: NonNull<SlotOf<C>>,
 }
 
+// SAFETY: an occupied entry is the exclusive borrow of its tree plus a
+// slot inside it that only this borrow reaches: sending it is sending the
+// `&mut RawTree` (`Send` when the tree is), and sharing it shares nothing
+// `&RawTree` would not (`Sync` when the tree is). As std's entries.
+unsafe impl<C: Config> Send for OccupiedEntry<'_, C> where RawTree<C>: Send {}
+// SAFETY: as above.
+unsafe impl<C: Config> Sync for OccupiedEntry<'_, C> where RawTree<C>: Sync {}
+
 impl<C: Config> RawTree<C>
 where
     C::Memory: InfallibleMemory,

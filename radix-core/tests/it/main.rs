@@ -22,6 +22,7 @@ mod common;
 mod counting;
 
 mod alloc_accounting;
+mod auto_traits;
 mod batch;
 mod drop_map;
 mod macro_api;
