@@ -267,7 +267,8 @@ impl<C: SetConfig> TreeSet<C> {
     }
 
     /// The keys in `range`, ascending. A range whose start lies after its
-    /// end is empty.
+    /// end is empty, and so is one whose bounds are equal and both excluded
+    /// (`BTreeSet` panics on both).
     ///
     /// ```
     /// use radix_core::RadixSet;

@@ -213,7 +213,8 @@ pub fn inherent(spec: &Spec, names: &Names) -> TokenStream {
             /// ascending key order.
             ///
             /// The start is found by one descent, not by skipping smaller keys. A
-            /// range whose start lies after its end is empty.
+            /// range whose start lies after its end is empty, and so is one whose
+            /// bounds are equal and both excluded (`BTreeMap` panics on both).
             #[inline]
             pub fn range<R: ::core::ops::RangeBounds<#key>>(&self, range: R) -> #range<'_> {
                 self.raw.range(range)
@@ -405,7 +406,8 @@ fn sized_methods(spec: &Spec, names: &Names) -> TokenStream {
 
         /// The entries whose keys lie in `range`, as `(key, &mut value)`, in
         /// ascending key order. A range whose start lies after its end is
-        /// empty.
+        /// empty, and so is one whose bounds are equal and both excluded
+        /// (`BTreeMap` panics on both).
         #[inline]
         pub fn range_mut<R: ::core::ops::RangeBounds<#key>>(&mut self, range: R) -> #range_mut<'_> {
             self.raw.range_mut(range)

@@ -214,7 +214,9 @@ where
     }
 
     /// The entries whose keys lie in `range`, in ascending key order, with
-    /// mutable values. A range whose start lies after its end is empty.
+    /// mutable values. A range whose start lies after its end is empty, and
+    /// so is one whose bounds are equal and both excluded (`BTreeMap`
+    /// panics on both).
     ///
     /// ```
     /// use radix_core::RadixMap;

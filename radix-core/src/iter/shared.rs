@@ -210,8 +210,9 @@ impl<C: Config> RawTree<C> {
     }
 
     /// The entries whose keys lie in `range`, in ascending key order. A
-    /// range whose start lies after its end is empty (where `BTreeMap`
-    /// panics).
+    /// range whose start lies after its end is empty, and so is one whose
+    /// bounds are equal and both excluded (`(Excluded(2), Excluded(2))`):
+    /// `BTreeMap` panics on both.
     ///
     /// ```
     /// use radix_core::RadixMap;
@@ -222,6 +223,8 @@ impl<C: Config> RawTree<C> {
     /// assert_eq!(m.range(..20).next_back(), Some((10, &1)));
     /// let (start, end) = (50, 40);
     /// assert_eq!(m.range(start..end).count(), 0); // no panic
+    /// use std::ops::Bound::Excluded;
+    /// assert_eq!(m.range((Excluded(20), Excluded(20))).count(), 0); // no panic
     /// ```
     pub fn range<R: RangeBounds<C::Key>>(&self, range: R) -> Range<'_, C> {
         Range {
