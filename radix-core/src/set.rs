@@ -807,6 +807,20 @@ impl<C: SetConfig> Extend<C::Key> for TreeSet<C> {
     }
 }
 
+/// A set of the keys of an array, as `BTreeSet::from` makes one.
+///
+/// ```
+/// use radix_core::RadixSet;
+///
+/// let s = RadixSet::<u16>::from([3, 1, 3]);
+/// assert_eq!(s.iter().collect::<Vec<_>>(), [1, 3]);
+/// ```
+impl<C: SetConfig<Memory = LocalMemory>, const N: usize> From<[C::Key; N]> for TreeSet<C> {
+    fn from(keys: [C::Key; N]) -> Self {
+        keys.into_iter().collect()
+    }
+}
+
 impl<C: SetConfig<Memory = LocalMemory>> FromIterator<C::Key> for TreeSet<C> {
     fn from_iter<I: IntoIterator<Item = C::Key>>(keys: I) -> Self {
         let mut set = Self::new();

@@ -168,6 +168,13 @@ pub fn inherent(spec: &Spec, names: &Names) -> TokenStream {
                 self.raw.get(key)
             }
 
+            /// The key and the value stored under `key`, if any, as
+            /// `BTreeMap::get_key_value` gives them (the key by value).
+            #[inline]
+            pub fn get_key_value(&self, key: #key) -> #option<(#key, &#value)> {
+                self.raw.get_key_value(key)
+            }
+
             /// Looks up `key(item)` for every item of `items`, in order,
             /// and calls `found` with the item and the key's value: the
             /// answers of [`get`](Self::get), faster for a batch (walks to

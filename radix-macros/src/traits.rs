@@ -135,10 +135,14 @@ pub fn impls(spec: &Spec, names: &Names) -> TokenStream {
         }
     });
     // What `insert` takes, and so what `Extend` and `FromIterator` consume.
-    let (generics, item) = if spec.layout == Layout::Varlen {
-        (quote!(<'a>), quote!((#key, &'a #value)))
+    let (generics, array_generics, item) = if spec.layout == Layout::Varlen {
+        (
+            quote!(<'a>),
+            quote!(<'a, const N: usize>),
+            quote!((#key, &'a #value)),
+        )
     } else {
-        (quote!(), quote!((#key, #value)))
+        (quote!(), quote!(<const N: usize>), quote!((#key, #value)))
     };
     quote! {
         #(#forwarded)*
@@ -168,6 +172,15 @@ pub fn impls(spec: &Spec, names: &Names) -> TokenStream {
                         self.raw.insert(key, value);
                     },
                 );
+            }
+        }
+
+        #(#forwarded)*
+        impl #array_generics ::core::convert::From<[#item; N]> for #tree {
+            /// A tree of the entries of an array, as `BTreeMap::from` makes
+            /// one (a key given twice keeps its last value).
+            fn from(entries: [#item; N]) -> Self {
+                ::core::iter::FromIterator::from_iter(entries)
             }
         }
 

@@ -281,6 +281,21 @@ impl<C: Config> RawTree<C> {
             .map(|slot| unsafe { LayoutOf::<C>::get(slot, &self.mem) })
     }
 
+    /// The key and the value for `key`, as `BTreeMap::get_key_value` gives
+    /// them (keys are integers, so the key comes back by value).
+    ///
+    /// ```
+    /// use radix_core::RadixMap;
+    ///
+    /// let m: RadixMap<u64, &str> = RadixMap::from([(1, "a"), (2, "b")]);
+    /// assert_eq!(m.get_key_value(2), Some((2, &"b")));
+    /// assert_eq!(m.get_key_value(3), None);
+    /// ```
+    #[inline]
+    pub fn get_key_value(&self, key: C::Key) -> Option<(C::Key, &ValueOf<C>)> {
+        self.get(key).map(|value| (key, value))
+    }
+
     /// The value for `key`, mutably.
     #[inline]
     pub fn get_mut(&mut self, key: C::Key) -> Option<&mut ValueOf<C>>

@@ -114,6 +114,25 @@ where
     }
 }
 
+/// A tree of the entries of an array, as `BTreeMap::from` makes one (a
+/// key given twice keeps its last value).
+///
+/// ```
+/// use radix_core::RadixMap;
+///
+/// let m = RadixMap::<u32, char>::from([(2, 'b'), (1, 'a'), (2, 'c')]);
+/// assert_eq!(m.iter().collect::<Vec<_>>(), [(1, &'a'), (2, &'c')]);
+/// ```
+impl<C: Config<Memory = LocalMemory>, const N: usize> From<[(C::Key, ValueOf<C>); N]> for RawTree<C>
+where
+    C::Layout: MutableLayout,
+    ValueOf<C>: Sized,
+{
+    fn from(entries: [(C::Key, ValueOf<C>); N]) -> Self {
+        entries.into_iter().collect()
+    }
+}
+
 impl<C: Config<Memory = LocalMemory>> FromIterator<(C::Key, ValueOf<C>)> for RawTree<C>
 where
     C::Layout: MutableLayout,

@@ -979,3 +979,15 @@ fn shared_tree_with_compression() {
     drop(again);
     tree.destroy().unwrap();
 }
+
+/// std's `get_key_value` and `From<[(K, V); N]>`, on a generated type as on
+/// `RadixMap`.
+#[test]
+fn get_key_value_and_from_an_array() {
+    let m = BlockMap::from([(9, 90), (3, 30), (9, 91)]);
+    assert_eq!(m.len(), 2);
+    assert_eq!(m.get_key_value(9), Some((9, &91)));
+    assert_eq!(m.get_key_value(4), None);
+    let empty = BlockMap::from([]);
+    assert!(empty.is_empty());
+}
