@@ -44,6 +44,8 @@
 use libfuzzer_sys::fuzz_target;
 use radix_fuzz::{check_trees, impl_fuzz_map, DynMap, Input};
 
+radix_fuzz::under_test!();
+
 /// Declares `KEY -> u64` trees, implements `FuzzMap` for them, and
 /// `$all(insert_only)`, one tree of each.
 macro_rules! trees {
@@ -65,7 +67,7 @@ macro_rules! trees {
 
         /// One tree of each configuration.
         fn $all(insert_only: bool) -> Vec<DynMap<$key, u64>> {
-            vec![$(Box::new($name::create(insert_only))),*]
+            vec![$(Box::new(UnderTest::<$name>::create(insert_only))),*]
         }
     };
 }

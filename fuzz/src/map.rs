@@ -627,10 +627,41 @@ pub fn compression_of<C: radix_core::Config>(
     C::COMPRESSION
 }
 
-/// Implements [`FuzzMap`] for a `radix_tree!` type by delegating to its
-/// generated methods.
+/// Declares `UnderTest<T>`, the local wrapper [`impl_fuzz_map!`] implements
+/// [`FuzzMap`] on: a `radix_tree!` type is an alias of `radix_core`'s
+/// `RawTree`, which a fuzz target, a third crate, may not implement this
+/// crate's traits for. Invoke it once per fuzz target, before
+/// [`impl_fuzz_map!`] ([`trees_per_compression!`](crate::trees_per_compression)
+/// does). It dereferences to the tree, and compares, orders, hashes and
+/// clones as the tree does.
+#[macro_export]
+macro_rules! under_test {
+    () => {
+        /// A tree under test.
+        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        struct UnderTest<T>(T);
+
+        impl<T> ::core::ops::Deref for UnderTest<T> {
+            type Target = T;
+
+            fn deref(&self) -> &T {
+                &self.0
+            }
+        }
+
+        impl<T> ::core::ops::DerefMut for UnderTest<T> {
+            fn deref_mut(&mut self) -> &mut T {
+                &mut self.0
+            }
+        }
+    };
+}
+
+/// Implements [`FuzzMap`] for `UnderTest<TREE>` (see [`under_test!`]),
+/// TREE a `radix_tree!` type, by delegating to its methods.
 ///
 /// ```ignore
+/// radix_fuzz::under_test!();
 /// radix_core::radix_tree! { struct Tree { key: u64, value: u64 } }
 /// radix_fuzz::impl_fuzz_map!(Tree, u64, u64, sized);
 ///
@@ -648,7 +679,7 @@ pub fn compression_of<C: radix_core::Config>(
 /// map API only seeking, cursors, `Clone`, `==` and the key-set
 /// comparisons). The value type of a `sized` tree must be `Clone`,
 /// `Default`, `Ord` and `Hash`, each agreeing with its model. It also
-/// provides `Tree::create(insert_only)`, a tree over the default memory or
+/// provides `UnderTest::<Tree>::create(insert_only)`, a tree over the default memory or
 /// over insert-only memory (leaves in bump arenas), and
 /// `tree.fuzz_other(entries)`, a second tree on memory with the same
 /// options.
@@ -716,7 +747,7 @@ macro_rules! impl_fuzz_map {
                 use $crate::map::OwnedItems;
                 use $crate::ops::Owned;
                 use $crate::walk::walk_exact_partial;
-                let copy = ::core::clone::Clone::clone(self);
+                let copy = ::core::clone::Clone::clone(&self.0);
                 Some(match kind {
                     Owned::Entries => OwnedItems::Entries(walk_exact_partial(
                         ::core::iter::IntoIterator::into_iter(copy)
@@ -738,8 +769,8 @@ macro_rules! impl_fuzz_map {
             }
 
             fn consume_self(&mut self, pattern: u64, take: usize) -> Option<Vec<($key, Self::Model)>> {
-                let memory = $tree::as_raw(self).memory().empty_like();
-                let tree = ::core::mem::replace(self, $tree::with_memory(memory));
+                let memory = self.memory().empty_like();
+                let tree = ::core::mem::replace(&mut self.0, $tree::with_memory(memory));
                 let taken = $crate::walk::walk_exact_partial(
                     ::core::iter::IntoIterator::into_iter(tree),
                     pattern,
@@ -749,7 +780,7 @@ macro_rules! impl_fuzz_map {
                     .iter()
                     .map(|(k, v)| (*k, $crate::FuzzValue::decode(v)))
                     .collect();
-                ::core::iter::Extend::<($key, $value)>::extend(self, taken);
+                ::core::iter::Extend::<($key, $value)>::extend(&mut self.0, taken);
                 Some(seen)
             }
 
@@ -789,7 +820,7 @@ macro_rules! impl_fuzz_map {
                 upper_into_lower: bool,
             ) -> Option<$crate::map::SplitReport<$key, Self::Model>> {
                 use $crate::map::snapshot;
-                let mut upper = $tree::split_off(self, at);
+                let mut upper = UnderTest($tree::split_off(self, at));
                 let lower_snap = snapshot(self);
                 let upper_snap = snapshot(&upper);
                 let emptied = if upper_into_lower {
@@ -827,7 +858,7 @@ macro_rules! impl_fuzz_map {
                 let mut merges = Vec::new();
                 let other = match kind {
                     SetKind::Union => {
-                        $tree::union_with(self, other, |k, ours, theirs| {
+                        $tree::union_with(self, other.0, |k, ours, theirs| {
                             merges.push($crate::map::union_merge(merge, k, ours, theirs))
                         });
                         None
@@ -855,8 +886,8 @@ macro_rules! impl_fuzz_map {
                     self,
                     key,
                     value,
-                    Some($crate::map::hash_of::<$tree>),
-                    Some($crate::map::order_of::<$tree>),
+                    Some($crate::map::hash_of::<Self>),
+                    Some($crate::map::order_of::<Self>),
                 )
             }
         });
@@ -958,18 +989,18 @@ macro_rules! impl_fuzz_map {
         });
     };
     (@impl $tree:ident, $key:ty, $value:ty, { $($methods:tt)* }) => {
-        impl $tree {
+        impl UnderTest<$tree> {
             /// A tree over the default memory, or over insert-only memory.
             #[allow(dead_code)]
             fn create(insert_only: bool) -> Self {
                 if insert_only {
-                    let specs = Self::pool_specs();
-                    Self::with_memory(::radix_core::mem::LocalMemory::insert_only(
+                    let specs = $tree::pool_specs();
+                    UnderTest($tree::with_memory(::radix_core::mem::LocalMemory::insert_only(
                         &specs,
                         16 << 10,
-                    ))
+                    )))
                 } else {
-                    Self::new()
+                    UnderTest($tree::new())
                 }
             }
 
@@ -980,7 +1011,7 @@ macro_rules! impl_fuzz_map {
                 &self,
                 entries: &[($key, <$value as $crate::FuzzValue>::Model)],
             ) -> Self {
-                let mut other = Self::with_memory($tree::as_raw(self).memory().empty_like());
+                let mut other = UnderTest($tree::with_memory(self.memory().empty_like()));
                 for (k, v) in entries {
                     <Self as $crate::FuzzMap>::insert(&mut other, *k, v);
                 }
@@ -988,7 +1019,7 @@ macro_rules! impl_fuzz_map {
             }
         }
 
-        impl $crate::FuzzMap for $tree {
+        impl $crate::FuzzMap for UnderTest<$tree> {
             type Key = $key;
             type Model = <$value as $crate::FuzzValue>::Model;
 
@@ -1070,7 +1101,7 @@ macro_rules! impl_fuzz_map {
             }
 
             fn compression(&self) -> ::radix_core::Compression {
-                $crate::map::compression_of($tree::as_raw(self))
+                $crate::map::compression_of(self)
             }
 
             fn seek_both(&self, key: $key) -> [Option<($key, Self::Model)>; 2] {
@@ -1124,6 +1155,8 @@ macro_rules! trees_per_compression {
     };
     (@each $key:ty, $value:ty, $layout:ident, $api:ident;
         $($name:ident: $compression:ident;)*) => {
+        $crate::under_test!();
+
         $(
             radix_core::radix_tree! {
                 /// A tree under test.
@@ -1141,7 +1174,7 @@ macro_rules! trees_per_compression {
         fn trees(
             insert_only: bool,
         ) -> Vec<$crate::DynMap<$key, <$value as $crate::FuzzValue>::Model>> {
-            vec![$(Box::new($name::create(insert_only))),*]
+            vec![$(Box::new(UnderTest::<$name>::create(insert_only))),*]
         }
     };
 }

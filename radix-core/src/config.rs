@@ -118,8 +118,11 @@ pub trait Config: 'static {
     type Memory: Memory;
     /// The node size classes.
     const SIZE_CLASSES: SizeClasses;
-    /// Whether `remove` is offered. The engine always has the code; the
-    /// macro leaves the method out of the generated type when this is false.
+    /// Whether `remove` is offered: a call of `remove` on a configuration
+    /// without it fails when the call is compiled to code, and the macro
+    /// implements [`Removable`], which the other removing methods require,
+    /// exactly when it is true. Part of the configuration a shared tree
+    /// checks on attach.
     const DELETE: bool;
     /// Lazy expansion and path compression; none unless chosen.
     const COMPRESSION: Compression = Compression::None;
@@ -129,9 +132,12 @@ pub trait Config: 'static {
 /// per class, and the lazy leaves' pool.
 pub(crate) const MAX_POOLS: usize = 2 * MAX_CLASSES + 1;
 
-/// Configurations with `remove`: what a shared tree's write guard requires
-/// for its `remove`. The `radix_tree!` macro implements it when `delete` is
-/// true.
+/// Configurations with delete: what `pop_first`, `pop_last`, `retain`,
+/// `split_off`, an occupied entry's `remove`, the in-place set operations
+/// and a shared tree's write guard's `remove` require. The `radix_tree!`
+/// macro implements it when `delete` is true. (`RawTree::remove` checks
+/// [`Config::DELETE`] instead, so that a configuration written by hand
+/// with delete need not implement this trait to remove keys.)
 pub trait Removable: Config {}
 
 /// The stored child reference of configuration `C`: what its inner slots

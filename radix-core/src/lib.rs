@@ -177,16 +177,5 @@ pub use set::TreeSet;
 /// Items the `radix_tree!` expansion refers to. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    #[cfg(feature = "serde")]
-    pub use ::serde;
     pub use static_assertions;
-}
-
-/// Without the `serde` feature the `radix_tree!` expansion's serde impls
-/// are nothing (with it, `src/serde.rs` defines this macro). Not public API.
-#[cfg(not(feature = "serde"))]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __serde_impls {
-    ($($tokens:tt)*) => {};
 }

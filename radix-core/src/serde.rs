@@ -51,12 +51,10 @@
 //!
 //! # The generated types
 //!
-//! A `radix_tree!` type is serialized as its engine tree. The macro cannot
-//! test this feature (a `#[cfg(feature = "serde")]` in its expansion would
-//! test the *user's* crate's features), so it emits a call to
-//! [`__serde_impls!`](crate::__serde_impls), which this crate defines twice:
-//! here, with the feature, as impls forwarding to the `raw` field, and in
-//! the crate root, without it, as nothing.
+//! A `radix_tree!` type is an alias of [`RawTree`], so these impls are its
+//! own, with nothing in the expansion: the macro could not have tested the
+//! feature itself, since a `#[cfg(feature = "serde")]` in its expansion
+//! would test the *user's* crate's features.
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -206,59 +204,4 @@ impl Serialize for VarBytes {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_bytes(self.as_bytes())
     }
-}
-
-/// The `Serialize` and `Deserialize` impls of a `radix_tree!` type, which
-/// the macro's expansion invokes once per local-memory tree as
-/// `__serde_impls!(#[forwarded attributes] Tree, TreeConfig)`. Not public
-/// API.
-///
-/// Each impl forwards to the `raw` field's and is bounded on the engine
-/// tree having the trait. The bound names no generic parameter, and stable
-/// Rust rejects such a bound outright when it does not hold; the
-/// higher-ranked binder (`for<'x>`) defers it to the impl's use, so a
-/// tree of values that do not serialize simply is not `Serialize` (see
-/// `radix-macros/src/traits.rs`).
-///
-/// This definition exists with the `serde` feature; without it the crate
-/// root defines one that expands to nothing.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __serde_impls {
-    ($(#[$attr:meta])* $tree:ident, $config:ty) => {
-        $(#[$attr])*
-        /// Serializes as the engine tree does: a map of the entries in
-        /// ascending key order.
-        impl ::radix_core::__private::serde::Serialize for $tree
-        where
-            for<'x> ::radix_core::RawTree<$config>: ::radix_core::__private::serde::Serialize,
-        {
-            fn serialize<S>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error>
-            where
-                S: ::radix_core::__private::serde::Serializer,
-            {
-                ::radix_core::__private::serde::Serialize::serialize(&self.raw, serializer)
-            }
-        }
-
-        $(#[$attr])*
-        /// Deserializes as the engine tree does: a map in any key order,
-        /// refusing duplicate keys and keys that do not fit.
-        impl<'de> ::radix_core::__private::serde::Deserialize<'de> for $tree
-        where
-            for<'x> ::radix_core::RawTree<$config>: ::radix_core::__private::serde::Deserialize<'de>,
-        {
-            fn deserialize<D>(deserializer: D) -> ::core::result::Result<Self, D::Error>
-            where
-                D: ::radix_core::__private::serde::Deserializer<'de>,
-            {
-                ::core::result::Result::map(
-                    <::radix_core::RawTree<$config> as ::radix_core::__private::serde::Deserialize<
-                        'de,
-                    >>::deserialize(deserializer),
-                    |raw| Self { raw },
-                )
-            }
-        }
-    };
 }

@@ -6,33 +6,21 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use crate::mem::LocalMemory;
+use crate::raw::test_keys::test_config;
 use crate::value::{Auto, Inline, Leaf, VarBytes, Varlen};
-use crate::{Config, Key, Kind, RawTree, SizeClasses};
+use crate::{Key, Kind, RawTree, SizeClasses};
 use test_depth::pick;
 
-macro_rules! config {
-    ($name:ident, $key:ty, $layout:ty, $classes:expr) => {
-        enum $name {}
-        impl Config for $name {
-            type Key = $key;
-            type Layout = $layout;
-            type Memory = LocalMemory;
-            const SIZE_CLASSES: SizeClasses = $classes;
-            const DELETE: bool = true;
-        }
-    };
-}
-
-config!(U64Auto, u64, Auto<u64>, SizeClasses::DEFAULT);
-config!(U16Leaf, u16, Leaf<String>, SizeClasses::DEFAULT);
-config!(
+test_config!(U64Auto, u64, Auto<u64>, SizeClasses::DEFAULT);
+test_config!(U16Leaf, u16, Leaf<String>, SizeClasses::DEFAULT);
+test_config!(
     U128Inline,
     u128,
     Inline<[u32; 5]>,
     SizeClasses::new(&[3, 8, 32, 40, 256])
 );
-config!(U32Varlen, u32, Varlen<VarBytes>, SizeClasses::DEFAULT);
-config!(U8Auto, u8, Auto<u8>, SizeClasses::new(&[16, 256]));
+test_config!(U32Varlen, u32, Varlen<VarBytes>, SizeClasses::DEFAULT);
+test_config!(U8Auto, u8, Auto<u8>, SizeClasses::new(&[16, 256]));
 
 /// Keys that make a node of every class at the last level and above it.
 fn keys<K: Key + TryFrom<u128>>(n: usize, shift: u32) -> Vec<K> {

@@ -48,9 +48,21 @@ pub fn type_docs(spec: &Spec) -> Vec<String> {
         String::new(),
         "# Configuration".into(),
         String::new(),
-        "Declared with `radix_tree!`; every choice is fixed at compile time, so the tree has \
-         no run-time configuration branches."
-            .into(),
+        match spec.memory {
+            Memory::Local => {
+                "Declared with `radix_tree!`: a `radix_core::RawTree` (whose \
+                 documentation lists the methods: `get`, `insert`, `remove`, `entry`, `iter`, \
+                 `range`, `retain`, `split_off`, `append`, ...) over a configuration fixed at \
+                 compile time, so the tree has no run-time configuration branches."
+            }
+            Memory::Shared => {
+                "Declared with `radix_tree!`: a `radix_core::shm::SharedTree` \
+                 (whose documentation lists the methods: `create_in`, `attach`, `read`, \
+                 `write`, ...) over a configuration fixed at compile time, so the tree has no \
+                 run-time configuration branches."
+            }
+        }
+        .into(),
         String::new(),
         format!("- key: `{key}`"),
         format!("- value: `{value}`"),

@@ -7,8 +7,8 @@
 //!   classes, delete flag and compression (and
 //!   `radix_core::config::Removable` with delete);
 //! - compile-time checks of the configuration (see [`assertions`]);
-//! - `BlockMap`, a newtype around `radix_core::RawTree<BlockMapConfig>`
-//!   (with `memory: shared`, around `radix_core::shm::SharedTree`),
+//! - `BlockMap`, an alias of `radix_core::RawTree<BlockMapConfig>` (with
+//!   `memory: shared`, of `radix_core::shm::SharedTree<BlockMapConfig>`),
 //!   documented with the user's docs and a generated configuration section;
 //! - the iterator type aliases `BlockMapIter`, `BlockMapRange`,
 //!   `BlockMapKeys` and `BlockMapValues`; for local trees of sized values
@@ -18,12 +18,26 @@
 //!   entries (`BlockMapEntry`, `BlockMapOccupiedEntry`,
 //!   `BlockMapVacantEntry`); for shared trees the guard aliases
 //!   `BlockMapReadGuard` and `BlockMapWriteGuard`;
-//! - the inherent methods ([`crate::methods`]) and trait implementations
-//!   ([`crate::traits`]).
+//!
+//! That is all: no method and no trait impl. The map API is written once,
+//! on the generic engine types, and the alias gets all of it, for local
+//! and shared trees alike; which methods exist follows from the
+//! configuration's bounds (`remove` from `Removable`, `get_mut` and the
+//! entries from a mutable layout, `Clone` or `Debug` from the value's).
+//!
+//! Why an alias rather than a newtype: a newtype would have to forward
+//! every method and trait by hand (it did: about 490 lines per
+//! declaration, compiled again for each one, and a second API to keep in
+//! step with the engine's), and tools could not follow a call through
+//! it. An alias costs two things, both accepted: rustdoc shows the
+//! engine's generic signatures (`get(&self, key: C::Key) ->
+//! Option<&ValueOf<C>>`) under the alias's documentation, and the
+//! declaring crate cannot add inherent methods to the alias (it can still
+//! implement its own traits for it). `radix_set!` made the same choice
+//! first.
 //!
 //! Every path into the engine is absolute (`::radix_core::...`), so the
-//! expansion works whatever the caller has imported. Nothing here is an
-//! algorithm: every method delegates to the engine.
+//! expansion works whatever the caller has imported.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -105,24 +119,11 @@ pub fn emit(spec: &Spec) -> TokenStream {
     let assertions = assertions(spec);
     let tree = tree_type(spec, &names);
     let aliases = aliases(spec, &names);
-    let (methods, traits) = match spec.memory {
-        Memory::Local => (crate::methods::inherent(spec, &names), {
-            let traits = crate::traits::impls(spec, &names);
-            let serde = crate::serde_impls::serde_impls(spec, &names);
-            quote!(#traits #serde)
-        }),
-        Memory::Shared => (
-            crate::shared::inherent(spec, &names),
-            crate::shared::impls(spec, &names),
-        ),
-    };
     quote! {
         #config
         #assertions
         #tree
         #aliases
-        #methods
-        #traits
     }
 }
 
@@ -281,9 +282,9 @@ fn tree_type(spec: &Spec, names: &Names) -> TokenStream {
         ..
     } = spec;
     let Names { tree, config, .. } = names;
-    let field = match spec.memory {
-        Memory::Local => quote!(raw: ::radix_core::RawTree<#config>),
-        Memory::Shared => quote!(inner: ::radix_core::shm::SharedTree<#config>),
+    let engine = match spec.memory {
+        Memory::Local => quote!(::radix_core::RawTree<#config>),
+        Memory::Shared => quote!(::radix_core::shm::SharedTree<#config>),
     };
     let generated = docs::type_docs(spec).into_iter().map(|line| {
         if line.is_empty() {
@@ -296,9 +297,7 @@ fn tree_type(spec: &Spec, names: &Names) -> TokenStream {
         #(#user_docs)*
         #(#[doc = #generated])*
         #(#forwarded)*
-        #vis struct #tree {
-            #field,
-        }
+        #vis type #tree = #engine;
     }
 }
 

@@ -1,10 +1,12 @@
 //! The `radix_tree!` macro: declares a compile-time specialised radix tree
 //! type. Use it through `radix_core::radix_tree!`, which re-exports it.
 //!
-//! The macro emits declarations only: a configuration type implementing
-//! `radix_core::Config`, compile-time checks of that configuration, and a
-//! documented newtype around `radix_core::RawTree` whose methods delegate to
-//! the engine. Every algorithm lives once, in `radix-core`.
+//! The macro emits configuration only: a configuration type implementing
+//! `radix_core::Config`, compile-time checks of that configuration, and
+//! documented type aliases of the engine's generic types over it
+//! (`radix_core::RawTree<NAMEConfig>` and its iterators). Every method and
+//! trait is written once, in `radix-core`; `emit` explains the choice of
+//! an alias over a newtype.
 //!
 //! The work is split by stage, one module each:
 //!
@@ -14,19 +16,15 @@
 //!   offending tokens; `default_compression` there is the one place the
 //!   compression of a tree that names none is decided;
 //! - `emit`: the configuration, its checks, the type and its aliases,
-//!   with `methods` and `traits` for the impls and `docs` for the
-//!   generated documentation.
+//!   with `docs` for the generated documentation; `set` does the same for
+//!   `radix_set!`.
 
 use proc_macro::TokenStream;
 
 mod docs;
 mod emit;
-mod methods;
 mod parse;
-mod serde_impls;
 mod set;
-mod shared;
-mod traits;
 mod validate;
 
 /// Declares a radix tree type: an ordered map from unsigned integer keys to
@@ -103,47 +101,37 @@ mod validate;
 ///
 /// For `struct NAME`:
 ///
-/// - `NAME`, with `new`, `with_options` (a block limit, or bump arenas
-///   for an insert-only pass), `with_memory` and `pool_specs` (a tree over
-///   a memory back end built by the caller), `len`, `is_empty`, `get`,
-///   `get_mut`, `contains_key`, `insert`, `remove` (only with
-///   `delete: true`), `clear`, `entry`, `iter`, `iter_mut`, `range`,
-///   `range_mut`, `keys`, `values`, `values_mut`, `into_keys`,
-///   `into_values`, `first_key_value`, `last_key_value`,
-///   `first_at_or_after`, `last_at_or_before`, `cursor_at`,
-///   `cursor_front`, `append`, `union_with`, `is_subset`, `is_superset`,
-///   `is_disjoint`, with delete
-///   `pop_first`, `pop_last`, `retain`, `split_off`, `intersect_with` and
-///   `difference_with`, and `memory_usage`, `stats`, `verify` and `as_raw`;
-///   and the traits `Default`, `Debug`, `Clone`, `PartialEq`, `Eq`,
-///   `PartialOrd`, `Ord`, `Hash` (each when the value type has it),
-///   `Index`, `Extend` (of `(key, value)`, and of `(key, &value)` for
-///   `Copy` values), `FromIterator`, and `IntoIterator` for `&NAME`,
-///   `&mut NAME` and `NAME`; with the `serde` feature of `radix_core`,
-///   `Serialize` and `Deserialize`.
-///   A varlen tree's values are unsized byte copies: it has no `get_mut`,
-///   `entry`, mutable or owning iteration, `pop_*`, `retain`, `split_off`,
-///   `append` or in-place set operations; its `insert` takes `&V`,
-///   `insert`/`remove` return whether the key was present, and `Extend`
-///   and `FromIterator` take `(key, &V)`.
+/// - `NAME`, an alias of `radix_core::RawTree<NAMEConfig>` documented with
+///   the invocation's docs and its configuration. Every method and trait
+///   is `RawTree`'s (`new`, `with_options`, `get`, `insert`, `remove`,
+///   `entry`, `iter`, `range`, `retain`, `split_off`, `append`, the set
+///   operations, `Clone`, `Debug`, `Extend`, `FromIterator`, `Index`,
+///   serde with `radix_core`'s `serde` feature, ...), present as the
+///   configuration allows:
+///   - without `delete`, no `remove`, `pop_first`, `pop_last`, `retain`,
+///     `split_off` or in-place `intersect_with`/`difference_with`;
+///   - a `varlen` tree's values are unsized byte copies: its `insert` takes
+///     `&V`, `insert` and `remove` return whether the key was present,
+///     `Extend` and `FromIterator` take `(key, &V)`, and it has no
+///     `get_mut`, entries, or mutable or owning iteration;
+///   - `Clone`, `Debug`, `PartialEq`, `Eq`, `PartialOrd`, `Ord`, `Hash`,
+///     `Send` and `Sync` when the value type has them.
 /// - `NAMEIter<'a>`, `NAMERange<'a>`, `NAMEKeys<'a>`, `NAMEValues<'a>` and
 ///   `NAMECursor<'a>`; except for varlen, `NAMEIterMut<'a>`,
 ///   `NAMERangeMut<'a>`, `NAMEValuesMut<'a>`, `NAMEIntoIter`,
 ///   `NAMEIntoKeys`, `NAMEIntoValues`, and the entries `NAMEEntry<'a>`,
-///   `NAMEOccupiedEntry<'a>` and `NAMEVacantEntry<'a>`.
+///   `NAMEOccupiedEntry<'a>` and `NAMEVacantEntry<'a>`: aliases of the
+///   engine's types.
 /// - `NAMEConfig`, the hidden configuration type.
 ///
-/// With `memory: shared`, `NAME` instead has `create_in`, `attach`,
-/// `handle`, `area`, `read`, `try_read`, `write`, `try_write`, `destroy`
-/// and `as_shared`, and `Debug`; the map methods are on its guards,
-/// `NAMEReadGuard<'a>` and `NAMEWriteGuard<'a>`. Both read (`get`,
-/// `contains_key`, `iter`, `range`, `keys`, `values`, `first_key_value`,
-/// `last_key_value`, `first_at_or_after`, `last_at_or_before`,
-/// `cursor_at`, `cursor_front`, `is_subset`, `is_superset`,
-/// `is_disjoint`, `len`, `memory_usage`, `stats`, `verify`); the write
-/// guard adds `insert`, `insert_with_old` and `remove`, which return
-/// `Result` since the area may be full, `get_mut`, `iter_mut`,
-/// `range_mut`, `values_mut` and `clear`.
+/// With `memory: shared`, `NAME` is an alias of
+/// `radix_core::shm::SharedTree<NAMEConfig>`: `create_in`, `attach`,
+/// `handle`, `area`, `read`, `try_read`, `write`, `try_write` and
+/// `destroy`. The map methods are on its guards, `NAMEReadGuard<'a>` and
+/// `NAMEWriteGuard<'a>`: both read (`get`, `iter`, `range`, `len`, ...),
+/// and the write guard adds `insert`, `insert_with_old` and `remove`,
+/// which return `Result` since the area may be full, `get_mut`,
+/// `iter_mut`, `range_mut`, `values_mut` and `clear`.
 ///
 /// All share the struct's visibility.
 #[proc_macro]

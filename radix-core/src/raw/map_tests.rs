@@ -12,9 +12,10 @@ use crate::config::Removable;
 use crate::iter::Cursor;
 use crate::mem::LocalMemory;
 use crate::raw::entry::Entry;
+use crate::raw::test_keys::test_config;
 use crate::raw::test_keys::{SplitMix64, key, wide};
 use crate::value::{Auto, CloneLayout, Inline, Leaf, MutableLayout};
-use crate::{Compression, Config, RawTree, SizeClasses, TreeSet, ValueOf};
+use crate::{Config, RawTree, SizeClasses, TreeSet, ValueOf};
 use test_depth::pick;
 
 /// A value that counts its live instances.
@@ -47,41 +48,26 @@ impl Drop for Counted {
     }
 }
 
-macro_rules! config {
-    ($name:ident, $key:ty, $layout:ty, $classes:expr, $compression:ident) => {
-        enum $name {}
-        impl Config for $name {
-            type Key = $key;
-            type Layout = $layout;
-            type Memory = LocalMemory;
-            const SIZE_CLASSES: SizeClasses = $classes;
-            const DELETE: bool = true;
-            const COMPRESSION: Compression = Compression::$compression;
-        }
-        impl Removable for $name {}
-    };
-}
-
 // `Counted` is two words: `Auto` puts it in a leaf; an `Rc` alone fits
 // the slot word and is embedded.
-config!(LeafU32, u32, Leaf<Counted>, SizeClasses::DEFAULT, None);
-config!(AutoU64Full, u64, Auto<Counted>, SizeClasses::DEFAULT, Full);
-config!(
+test_config!(LeafU32, u32, Leaf<Counted>, SizeClasses::DEFAULT, None);
+test_config!(AutoU64Full, u64, Auto<Counted>, SizeClasses::DEFAULT, Full);
+test_config!(
     InlineU16,
     u16,
     Inline<Counted>,
     SizeClasses::new(&[3, 8, 32, 256]),
     None
 );
-config!(EmbeddedU32, u32, Auto<Rc<()>>, SizeClasses::DEFAULT, None);
-config!(
+test_config!(EmbeddedU32, u32, Auto<Rc<()>>, SizeClasses::DEFAULT, None);
+test_config!(
     InlineU128Full,
     u128,
     Inline<Counted>,
     SizeClasses::DEFAULT,
     Full
 );
-config!(SetU64, u64, Auto<()>, SizeClasses::DEFAULT, None);
+test_config!(SetU64, u64, Auto<()>, SizeClasses::DEFAULT, None);
 
 /// `n` distinct keys below 2^16 (every key type holds them): dense runs,
 /// which fill last-level nodes, and far keys, which split inner ones.
@@ -497,7 +483,7 @@ fn moves_fully_compressed() {
     moves::<AutoU64Full>();
 }
 
-config!(AutoU64, u64, Auto<Counted>, SizeClasses::DEFAULT, None);
+test_config!(AutoU64, u64, Auto<Counted>, SizeClasses::DEFAULT, None);
 
 #[test]
 fn moves_u64_leaf_values() {
@@ -569,16 +555,16 @@ where
     }
 }
 
-config!(EmbeddedU64, u64, Auto<u64>, SizeClasses::DEFAULT, None);
-config!(EmbeddedU64Full, u64, Auto<u64>, SizeClasses::DEFAULT, Full);
-config!(
+test_config!(EmbeddedU64, u64, Auto<u64>, SizeClasses::DEFAULT, None);
+test_config!(EmbeddedU64Full, u64, Auto<u64>, SizeClasses::DEFAULT, Full);
+test_config!(
     LeafU16,
     u16,
     Leaf<u64>,
     SizeClasses::new(&[3, 8, 32, 256]),
     None
 );
-config!(InlineU32, u32, Inline<[u64; 3]>, SizeClasses::DEFAULT, None);
+test_config!(InlineU32, u32, Inline<[u64; 3]>, SizeClasses::DEFAULT, None);
 
 #[test]
 fn differences_embedded() {
@@ -600,7 +586,7 @@ fn differences_fully_compressed() {
     differences::<EmbeddedU64Full>(|k| k);
 }
 
-config!(RcU64, u64, Auto<Rc<u64>>, SizeClasses::DEFAULT, None);
+test_config!(RcU64, u64, Auto<Rc<u64>>, SizeClasses::DEFAULT, None);
 
 #[test]
 fn differences_of_values_with_drop() {

@@ -70,7 +70,7 @@ mod remove;
 mod reserve;
 mod set_ops;
 #[cfg(test)]
-mod test_keys;
+pub(crate) mod test_keys;
 mod traits;
 mod visit;
 
@@ -211,6 +211,15 @@ impl<C: Config> RawTree<C> {
     pub fn pool_specs() -> Vec<PoolSpec> {
         let (specs, count) = Pools::<C>::specs();
         specs[..count].to_vec()
+    }
+
+    /// The tree itself. `radix_tree!` types were newtypes around
+    /// `RawTree` before they became aliases of it, and had this method to
+    /// reach the engine; it stays so that code written then compiles.
+    #[doc(hidden)]
+    #[inline]
+    pub fn as_raw(&self) -> &Self {
+        self
     }
 
     /// Number of keys.

@@ -29,8 +29,36 @@ where
     /// thresholds, empty nodes are freed, a root with a single child at
     /// chunk 0 gives way to that child, and removing the last key returns
     /// every slab block, so the tree is back to its empty size.
+    ///
+    /// ```
+    /// use radix_core::RadixMap;
+    ///
+    /// let mut m: RadixMap<u32, char> = [(1, 'a'), (2, 'b')].into();
+    /// assert_eq!(m.remove(1), Some('a'));
+    /// assert_eq!(m.remove(1), None);
+    /// ```
+    ///
+    /// A configuration without delete (`delete: false` in `radix_tree!`,
+    /// `Config::DELETE` false) has no `remove`: a call fails to compile,
+    /// with a message saying so, once it is built to code (`cargo build`,
+    /// not `cargo check`, which builds no code).
+    ///
+    /// ```compile_fail
+    /// radix_core::radix_tree! {
+    ///     struct Grows { key: u32, value: u64, delete: false }
+    /// }
+    /// let mut m = Grows::new();
+    /// m.insert(1, 2);
+    /// m.remove(1); // `remove` on a tree configured without delete
+    /// ```
     #[inline]
     pub fn remove(&mut self, key: C::Key) -> OldOf<C> {
+        const {
+            assert!(
+                C::DELETE,
+                "`remove` on a tree configured without delete (`delete: false`)"
+            )
+        };
         match self.try_remove(key) {
             Ok(old) => old,
             Err(never) => match never {},

@@ -1,7 +1,30 @@
-//! Key helpers the engine's unit tests share: keys of any width built from
-//! and widened to `u128`, a seeded generator, and sizes Miri can afford.
+//! What the engine's unit tests share: a configuration declared in one
+//! line, keys of any width built from and widened to `u128`, and a seeded
+//! generator.
 
 use crate::Key;
+
+/// Declares a local-memory test configuration with delete
+/// (`Removable`): `test_config!(Name, key, layout, classes)` without
+/// compression, or with a `Compression` variant as a fifth argument.
+macro_rules! test_config {
+    ($name:ident, $key:ty, $layout:ty, $classes:expr) => {
+        $crate::raw::test_keys::test_config!($name, $key, $layout, $classes, None);
+    };
+    ($name:ident, $key:ty, $layout:ty, $classes:expr, $compression:ident) => {
+        enum $name {}
+        impl $crate::Config for $name {
+            type Key = $key;
+            type Layout = $layout;
+            type Memory = $crate::mem::LocalMemory;
+            const SIZE_CLASSES: $crate::SizeClasses = $classes;
+            const DELETE: bool = true;
+            const COMPRESSION: $crate::Compression = $crate::Compression::$compression;
+        }
+        impl $crate::config::Removable for $name {}
+    };
+}
+pub(crate) use test_config;
 
 /// The key of width `K` holding the low bits of `x`.
 pub(crate) fn key<K: Key>(x: u128) -> K {

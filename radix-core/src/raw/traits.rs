@@ -19,9 +19,10 @@
 //! ```
 //!
 //! (`Clone` copies node by node and lives in its own module; `Debug` is
-//! beside the tree. `Extend` over `(key, &value)` for `Copy` values is
-//! the generated types', where the value type is concrete: here it would
-//! overlap `Extend<(key, value)>` for a tree of references.)
+//! beside the tree. `Extend` and `FromIterator` take what the layout's
+//! `insert` can be made from ([`ExtendFrom`](crate::value::ExtendFrom) and
+//! [`CollectFrom`](crate::value::CollectFrom), which explain why the choice
+//! sits on the layout).)
 
 use core::cmp::Ordering;
 use core::hash::{Hash, Hasher};
@@ -30,7 +31,7 @@ use core::ops::Index;
 use super::{LayoutOf, RawTree, ValueOf};
 use crate::config::Config;
 use crate::mem::{InfallibleMemory, LocalMemory};
-use crate::value::MutableLayout;
+use crate::value::{CollectFrom, ExtendFrom};
 
 impl<C: Config> PartialEq for RawTree<C>
 where
@@ -101,15 +102,29 @@ impl<C: Config> Index<C::Key> for RawTree<C> {
     }
 }
 
-impl<C: Config> Extend<(C::Key, ValueOf<C>)> for RawTree<C>
+/// Inserts each entry in turn, a key given twice keeping its last value.
+/// The items are what the layout's `insert` takes
+/// ([`ExtendFrom`](crate::value::ExtendFrom)): `(key, value)`, or
+/// `(key, &value)` for `Copy` values as `BTreeMap`'s
+/// `Extend<(&K, &V)>`, and `(key, &value)` for a
+/// [`Varlen`](crate::value::Varlen) tree.
+///
+/// ```
+/// use radix_core::RadixMap;
+///
+/// let mut m: RadixMap<u32, u8> = RadixMap::new();
+/// m.extend([(1, 10), (2, 20)]);
+/// m.extend([(2, &21), (3, &30)]);
+/// assert_eq!(m.iter().collect::<Vec<_>>(), [(1, &10), (2, &21), (3, &30)]);
+/// ```
+impl<C: Config, X> Extend<(C::Key, X)> for RawTree<C>
 where
     C::Memory: InfallibleMemory,
-    C::Layout: MutableLayout,
-    ValueOf<C>: Sized,
+    C::Layout: ExtendFrom<X>,
 {
-    fn extend<I: IntoIterator<Item = (C::Key, ValueOf<C>)>>(&mut self, entries: I) {
-        for (key, value) in entries {
-            self.insert(key, LayoutOf::<C>::input(value));
+    fn extend<I: IntoIterator<Item = (C::Key, X)>>(&mut self, entries: I) {
+        for (key, item) in entries {
+            self.insert(key, LayoutOf::<C>::input_from(item));
         }
     }
 }
@@ -123,22 +138,24 @@ where
 /// let m = RadixMap::<u32, char>::from([(2, 'b'), (1, 'a'), (2, 'c')]);
 /// assert_eq!(m.iter().collect::<Vec<_>>(), [(1, &'a'), (2, &'c')]);
 /// ```
-impl<C: Config<Memory = LocalMemory>, const N: usize> From<[(C::Key, ValueOf<C>); N]> for RawTree<C>
+impl<C: Config<Memory = LocalMemory>, X, const N: usize> From<[(C::Key, X); N]> for RawTree<C>
 where
-    C::Layout: MutableLayout,
-    ValueOf<C>: Sized,
+    C::Layout: CollectFrom<X>,
 {
-    fn from(entries: [(C::Key, ValueOf<C>); N]) -> Self {
+    fn from(entries: [(C::Key, X); N]) -> Self {
         entries.into_iter().collect()
     }
 }
 
-impl<C: Config<Memory = LocalMemory>> FromIterator<(C::Key, ValueOf<C>)> for RawTree<C>
+/// A tree of the entries of an iterator, each what `insert` takes: as
+/// `BTreeMap`'s, `FromIterator` takes values (for a
+/// [`Varlen`](crate::value::Varlen) tree, references to them), where
+/// `Extend` also takes references to `Copy` values.
+impl<C: Config<Memory = LocalMemory>, X> FromIterator<(C::Key, X)> for RawTree<C>
 where
-    C::Layout: MutableLayout,
-    ValueOf<C>: Sized,
+    C::Layout: CollectFrom<X>,
 {
-    fn from_iter<I: IntoIterator<Item = (C::Key, ValueOf<C>)>>(entries: I) -> Self {
+    fn from_iter<I: IntoIterator<Item = (C::Key, X)>>(entries: I) -> Self {
         let mut tree = Self::new();
         tree.extend(entries);
         tree

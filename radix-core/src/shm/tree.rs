@@ -295,6 +295,15 @@ impl<C: Config<Memory = SharedMemory>> SharedTree<C> {
         drop(guard);
         Ok(())
     }
+
+    /// The tree itself. Shared `radix_tree!` types were newtypes around
+    /// `SharedTree` before they became aliases of it, and had this method
+    /// to reach it; it stays so that code written then compiles.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn as_shared(&self) -> &Self {
+        self
+    }
 }
 
 impl<C: Config<Memory = SharedMemory>> fmt::Debug for SharedTree<C> {

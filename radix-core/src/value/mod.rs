@@ -19,6 +19,7 @@
 mod clone;
 mod drop_all;
 mod inline;
+mod insert_from;
 mod varlen;
 mod word;
 
@@ -27,6 +28,7 @@ use core::ptr::NonNull;
 pub use clone::CloneLayout;
 pub(crate) use drop_all::DropsAll;
 pub use inline::Inline;
+pub use insert_from::{CollectFrom, ExtendFrom};
 pub use varlen::{TAG_BIT, VarBytes, Varlen, VarlenValue};
 pub use word::{Auto, Embedded, Leaf, SlotWord, Word};
 
@@ -144,7 +146,9 @@ pub unsafe trait ValueLayout: crate::sealed::Sealed {
 /// # Safety
 ///
 /// As for [`ValueLayout::get`].
-pub unsafe trait MutableLayout: ValueLayout {
+pub unsafe trait MutableLayout:
+    ValueLayout<Value: Sized> + CollectFrom<<Self as ValueLayout>::Value>
+{
     /// The value a slot holds, mutably.
     ///
     /// # Safety

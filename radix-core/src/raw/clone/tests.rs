@@ -9,26 +9,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::{Rc, Weak};
 
 use crate::mem::LocalMemory;
+use crate::raw::test_keys::test_config;
 use crate::raw::test_keys::{SplitMix64, key, wide};
 use crate::value::{
     Auto, CloneLayout, Inline, Leaf, MutableLayout, ValueLayout, VarBytes, Varlen, Word,
 };
-use crate::{Compression, Config, Key, Kind, RawTree, SizeClasses, Stats};
+use crate::{Config, Key, Kind, RawTree, SizeClasses, Stats};
 use test_depth::pick;
-
-macro_rules! config {
-    ($name:ident, $key:ty, $layout:ty, $classes:expr, $mode:ident) => {
-        enum $name {}
-        impl Config for $name {
-            type Key = $key;
-            type Layout = $layout;
-            type Memory = LocalMemory;
-            const SIZE_CLASSES: SizeClasses = $classes;
-            const DELETE: bool = true;
-            const COMPRESSION: Compression = Compression::$mode;
-        }
-    };
-}
 
 const DEFAULT: SizeClasses = SizeClasses::DEFAULT;
 /// A node4 class of one child first.
@@ -37,31 +24,31 @@ const ONE: SizeClasses = SizeClasses::new(&[1, 8, 32, 40, 256]);
 const THREE: SizeClasses = SizeClasses::new(&[3, 8, 32, 40, 256]);
 
 // Every key width, one-word values.
-config!(U8None, u8, Auto<u64>, DEFAULT, None);
-config!(U8Full, u8, Auto<u64>, DEFAULT, Full);
-config!(U16None, u16, Auto<u64>, DEFAULT, None);
-config!(U32Lazy, u32, Auto<u64>, THREE, Lazy);
-config!(U64None, u64, Auto<u64>, DEFAULT, None);
-config!(U64Path, u64, Auto<u64>, ONE, Path);
+test_config!(U8None, u8, Auto<u64>, DEFAULT, None);
+test_config!(U8Full, u8, Auto<u64>, DEFAULT, Full);
+test_config!(U16None, u16, Auto<u64>, DEFAULT, None);
+test_config!(U32Lazy, u32, Auto<u64>, THREE, Lazy);
+test_config!(U64None, u64, Auto<u64>, DEFAULT, None);
+test_config!(U64Path, u64, Auto<u64>, ONE, Path);
 // u128 keys in every compression.
-config!(U128None, u128, Auto<u64>, DEFAULT, None);
-config!(U128Lazy, u128, Auto<u64>, DEFAULT, Lazy);
-config!(U128Path, u128, Auto<u64>, DEFAULT, Path);
-config!(U128Full, u128, Auto<u64>, DEFAULT, Full);
-config!(U128FullOne, u128, Auto<u64>, ONE, Full);
+test_config!(U128None, u128, Auto<u64>, DEFAULT, None);
+test_config!(U128Lazy, u128, Auto<u64>, DEFAULT, Lazy);
+test_config!(U128Path, u128, Auto<u64>, DEFAULT, Path);
+test_config!(U128Full, u128, Auto<u64>, DEFAULT, Full);
+test_config!(U128FullOne, u128, Auto<u64>, ONE, Full);
 // Leaf, inline and varlen values.
-config!(U16LeafLazy, u16, Leaf<String>, DEFAULT, Lazy);
-config!(U64LeafNone, u64, Leaf<String>, THREE, None);
-config!(U128InlinePath, u128, Inline<[u32; 5]>, THREE, Path);
-config!(U32InlineNone, u32, Inline<[u32; 5]>, ONE, None);
-config!(U32VarlenNone, u32, Varlen<VarBytes>, DEFAULT, None);
-config!(U128VarlenFull, u128, Varlen<VarBytes>, THREE, Full);
+test_config!(U16LeafLazy, u16, Leaf<String>, DEFAULT, Lazy);
+test_config!(U64LeafNone, u64, Leaf<String>, THREE, None);
+test_config!(U128InlinePath, u128, Inline<[u32; 5]>, THREE, Path);
+test_config!(U32InlineNone, u32, Inline<[u32; 5]>, ONE, None);
+test_config!(U32VarlenNone, u32, Varlen<VarBytes>, DEFAULT, None);
+test_config!(U128VarlenFull, u128, Varlen<VarBytes>, THREE, Full);
 // Values that count their owners, embedded, in leaves and inline.
-config!(U64TrackedLeaf, u64, Leaf<Tracked>, DEFAULT, None);
-config!(U32TrackedLazy, u32, Auto<Tracked>, ONE, Lazy);
-config!(U64TrackedPath, u64, Auto<Tracked>, THREE, Path);
-config!(U128FatFull, u128, Inline<Fat>, DEFAULT, Full);
-config!(U16StringFull, u16, Inline<String>, THREE, Full);
+test_config!(U64TrackedLeaf, u64, Leaf<Tracked>, DEFAULT, None);
+test_config!(U32TrackedLazy, u32, Auto<Tracked>, ONE, Lazy);
+test_config!(U64TrackedPath, u64, Auto<Tracked>, THREE, Path);
+test_config!(U128FatFull, u128, Inline<Fat>, DEFAULT, Full);
+test_config!(U16StringFull, u16, Inline<String>, THREE, Full);
 
 // ------------------------------------------------------------ values
 

@@ -18,24 +18,11 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use crate::mem::LocalMemory;
+use crate::raw::test_keys::test_config;
 use crate::raw::test_keys::{SplitMix64, key, wide};
 use crate::value::{Auto, Inline, Leaf, ValueLayout, VarBytes, Varlen, Word};
 use crate::{Compression, Config, Key, RawTree, SizeClasses};
 use test_depth::pick;
-
-macro_rules! config {
-    ($name:ident, $key:ty, $layout:ty, $classes:expr, $mode:ident) => {
-        enum $name {}
-        impl Config for $name {
-            type Key = $key;
-            type Layout = $layout;
-            type Memory = LocalMemory;
-            const SIZE_CLASSES: SizeClasses = $classes;
-            const DELETE: bool = true;
-            const COMPRESSION: Compression = Compression::$mode;
-        }
-    };
-}
 
 /// Classes starting with a node4 of one child: the node where two keys
 /// part is then of class 1, and a node16 left with one entry shrinks back
@@ -45,64 +32,64 @@ const ONE: SizeClasses = SizeClasses::new(&[1, 8, 32, 40, 256]);
 const THREE: SizeClasses = SizeClasses::new(&[3, 8, 32, 40, 256]);
 
 // Every mode at every width, one-word values, default classes.
-config!(NoneU16, u16, Auto<u64>, SizeClasses::DEFAULT, None);
-config!(NoneU32, u32, Auto<u64>, SizeClasses::DEFAULT, None);
-config!(NoneU64, u64, Auto<u64>, SizeClasses::DEFAULT, None);
-config!(NoneU128, u128, Auto<u64>, SizeClasses::DEFAULT, None);
-config!(LazyU16, u16, Auto<u64>, SizeClasses::DEFAULT, Lazy);
-config!(LazyU32, u32, Auto<u64>, SizeClasses::DEFAULT, Lazy);
-config!(LazyU64, u64, Auto<u64>, SizeClasses::DEFAULT, Lazy);
-config!(LazyU128, u128, Auto<u64>, SizeClasses::DEFAULT, Lazy);
-config!(PathU16, u16, Auto<u64>, SizeClasses::DEFAULT, Path);
-config!(PathU32, u32, Auto<u64>, SizeClasses::DEFAULT, Path);
-config!(PathU64, u64, Auto<u64>, SizeClasses::DEFAULT, Path);
-config!(PathU128, u128, Auto<u64>, SizeClasses::DEFAULT, Path);
-config!(FullU16, u16, Auto<u64>, SizeClasses::DEFAULT, Full);
-config!(FullU32, u32, Auto<u64>, SizeClasses::DEFAULT, Full);
-config!(FullU64, u64, Auto<u64>, SizeClasses::DEFAULT, Full);
-config!(FullU128, u128, Auto<u64>, SizeClasses::DEFAULT, Full);
+test_config!(NoneU16, u16, Auto<u64>, SizeClasses::DEFAULT, None);
+test_config!(NoneU32, u32, Auto<u64>, SizeClasses::DEFAULT, None);
+test_config!(NoneU64, u64, Auto<u64>, SizeClasses::DEFAULT, None);
+test_config!(NoneU128, u128, Auto<u64>, SizeClasses::DEFAULT, None);
+test_config!(LazyU16, u16, Auto<u64>, SizeClasses::DEFAULT, Lazy);
+test_config!(LazyU32, u32, Auto<u64>, SizeClasses::DEFAULT, Lazy);
+test_config!(LazyU64, u64, Auto<u64>, SizeClasses::DEFAULT, Lazy);
+test_config!(LazyU128, u128, Auto<u64>, SizeClasses::DEFAULT, Lazy);
+test_config!(PathU16, u16, Auto<u64>, SizeClasses::DEFAULT, Path);
+test_config!(PathU32, u32, Auto<u64>, SizeClasses::DEFAULT, Path);
+test_config!(PathU64, u64, Auto<u64>, SizeClasses::DEFAULT, Path);
+test_config!(PathU128, u128, Auto<u64>, SizeClasses::DEFAULT, Path);
+test_config!(FullU16, u16, Auto<u64>, SizeClasses::DEFAULT, Full);
+test_config!(FullU32, u32, Auto<u64>, SizeClasses::DEFAULT, Full);
+test_config!(FullU64, u64, Auto<u64>, SizeClasses::DEFAULT, Full);
+test_config!(FullU128, u128, Auto<u64>, SizeClasses::DEFAULT, Full);
 // One-byte keys: a single level, the root at the top shift in every mode.
-config!(LazyU8, u8, Auto<u64>, SizeClasses::DEFAULT, Lazy);
-config!(PathU8, u8, Auto<u64>, SizeClasses::DEFAULT, Path);
-config!(FullU8, u8, Auto<u64>, SizeClasses::DEFAULT, Full);
+test_config!(LazyU8, u8, Auto<u64>, SizeClasses::DEFAULT, Lazy);
+test_config!(PathU8, u8, Auto<u64>, SizeClasses::DEFAULT, Path);
+test_config!(FullU8, u8, Auto<u64>, SizeClasses::DEFAULT, Full);
 
 // Other layouts and class lists.
-config!(FullU16String, u16, Leaf<String>, SizeClasses::DEFAULT, Full);
-config!(FullU64One, u64, Auto<u64>, ONE, Full);
-config!(FullU128Varlen, u128, Varlen<VarBytes>, THREE, Full);
-config!(PathU128Inline, u128, Inline<[u32; 5]>, THREE, Path);
-config!(PathU32One, u32, Leaf<u64>, ONE, Path);
-config!(PathU64String, u64, Leaf<String>, SizeClasses::DEFAULT, Path);
-config!(LazyU32Varlen, u32, Varlen<VarBytes>, THREE, Lazy);
-config!(LazyU64One, u64, Leaf<u64>, ONE, Lazy);
-config!(
+test_config!(FullU16String, u16, Leaf<String>, SizeClasses::DEFAULT, Full);
+test_config!(FullU64One, u64, Auto<u64>, ONE, Full);
+test_config!(FullU128Varlen, u128, Varlen<VarBytes>, THREE, Full);
+test_config!(PathU128Inline, u128, Inline<[u32; 5]>, THREE, Path);
+test_config!(PathU32One, u32, Leaf<u64>, ONE, Path);
+test_config!(PathU64String, u64, Leaf<String>, SizeClasses::DEFAULT, Path);
+test_config!(LazyU32Varlen, u32, Varlen<VarBytes>, THREE, Lazy);
+test_config!(LazyU64One, u64, Leaf<u64>, ONE, Lazy);
+test_config!(
     LazyU128Inline,
     u128,
     Inline<[u32; 5]>,
     SizeClasses::DEFAULT,
     Lazy
 );
-config!(NoneU64One, u64, Leaf<String>, ONE, None);
+test_config!(NoneU64One, u64, Leaf<String>, ONE, None);
 
 // Values that count themselves, to see each dropped exactly once.
-config!(
+test_config!(
     FullU16Counted,
     u16,
     Leaf<Counted>,
     SizeClasses::DEFAULT,
     Full
 );
-config!(FullU128Counted, u128, Auto<Counted>, ONE, Full);
-config!(
+test_config!(FullU128Counted, u128, Auto<Counted>, ONE, Full);
+test_config!(
     LazyU64Counted,
     u64,
     Auto<Counted>,
     SizeClasses::DEFAULT,
     Lazy
 );
-config!(PathU32Fat, u32, Inline<Fat>, THREE, Path);
-config!(PathU64Counted, u64, Leaf<Counted>, ONE, Path);
-config!(
+test_config!(PathU32Fat, u32, Inline<Fat>, THREE, Path);
+test_config!(PathU64Counted, u64, Leaf<Counted>, ONE, Path);
+test_config!(
     NoneU32Counted,
     u32,
     Auto<Counted>,
