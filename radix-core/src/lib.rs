@@ -93,7 +93,7 @@
 //!
 //! ## The map API
 //!
-//! A generated type, like [`RawTree`] itself, reads like `BTreeMap` with
+//! [`RawTree`], which every generated type is an alias of, reads like `BTreeMap` with
 //! keys passed by value: the entry API ([`Entry`]), iteration by
 //! reference, mutably and by value in both directions (the [`iter`]
 //! module), ordered seeking ([`RawTree::first_at_or_after`], and a
@@ -134,17 +134,15 @@
 //! process-shared reader-writer lock that survives the death of its
 //! holders. This is what PostgreSQL's parallel vacuum does with its DSA.
 
+mod collections;
 pub mod config;
-mod defaults;
 pub mod iter;
 pub mod key;
 pub mod mem;
 mod node;
 mod ptr;
 mod raw;
-#[cfg(feature = "serde")]
-mod serde;
-pub mod set;
+pub use collections::set;
 #[cfg(target_os = "linux")]
 pub mod shm;
 mod simd;
@@ -162,17 +160,17 @@ mod sealed {
     pub trait Sealed {}
 }
 
+pub use collections::{
+    DefaultConfig, Entry, OccupiedEntry, RadixMap, RadixSet, TreeSet, VacantEntry,
+};
 pub use config::{Compression, Config};
-pub use defaults::{DefaultConfig, RadixMap, RadixSet};
 pub use iter::{
     Cursor, IntoIter, IntoKeys, IntoValues, Iter, IterMut, Keys, Range, RangeMut, Values, ValuesMut,
 };
 pub use key::Key;
 pub use node::{Kind, MAX_CLASSES, SizeClasses};
 pub use radix_macros::{radix_set, radix_tree};
-pub use raw::entry::{Entry, OccupiedEntry, VacantEntry};
 pub use raw::{ClassStats, InputOf, OldOf, RawTree, Stats, ValueOf};
-pub use set::TreeSet;
 
 /// Items the `radix_tree!` expansion refers to. Not public API.
 #[doc(hidden)]

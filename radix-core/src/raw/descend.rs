@@ -251,7 +251,7 @@ impl<C: Config> RawTree<C> {
     /// straight-line code) measured the same on RT-5 but 1.10x on RT-1's
     /// three levels: entering the sequence costs more than a short loop.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(super) fn find(&self, key: C::Key) -> Option<NonNull<SlotOf<C>>> {
+    pub(crate) fn find(&self, key: C::Key) -> Option<NonNull<SlotOf<C>>> {
         if !C::COMPRESSION.is_none() {
             return self.find_compressed(key);
         }

@@ -16,11 +16,10 @@
 //! | `copy.rs`, `clone.rs` | node twins, and `Clone` built on them |
 //! | `graft/` | node-by-node merge, split, difference and intersection |
 //!
-//! The map API over the engine (`entry.rs`, `bulk.rs`, `set_ops.rs`,
-//! `traits.rs`) still lives here too, as `impl RawTree` blocks: it reaches
-//! into the insert hint and the root, and moves out with the façade.
+//! The map API built on these (entries, bulk moves, set operations, the
+//! std traits, sets) is in `collections/`.
 //!
-//! [`RawTree`] is the engine every `radix_tree!` type wraps. It owns a root
+//! [`RawTree`] is the engine every `radix_tree!` type is an alias of. It owns a root
 //! reference, the root's shift (height), the number of keys and a memory
 //! back end. All algorithms are loops, never recursion: a descent is at most
 //! `Key::BITS / 8` levels, and paths that must be revisited (for shrinking
@@ -56,22 +55,16 @@ use crate::value::ValueLayout;
 
 mod alloc;
 mod batch;
-mod bulk;
 mod clone;
 mod compressed;
 mod copy;
 mod descend;
-pub(crate) mod entry;
 mod graft;
 mod insert;
-#[cfg(test)]
-mod map_tests;
 mod remove;
 mod reserve;
-mod set_ops;
 #[cfg(test)]
 pub(crate) mod test_keys;
-mod traits;
 mod visit;
 
 pub(crate) use alloc::{insert_entry, remove_entry};
@@ -102,20 +95,24 @@ pub(crate) const MAX_LEVELS: usize = 16;
 
 /// An adaptive radix tree, generic over its [`Config`].
 ///
-/// Most users never name this type: `radix_tree!` wraps it in a named,
-/// documented type with the same methods. It reads like
+/// Most users never name this type: a `radix_tree!` type is an alias of
+/// it over the declared configuration, and [`RadixMap`](crate::RadixMap)
+/// over the default one. It reads like
 /// [`BTreeMap`](std::collections::BTreeMap): keys are passed and returned by
 /// value, values by reference, and iteration is in ascending key order.
+///
+/// Its fields are the engine's: `collections/` reads them where an
+/// operation there is one descent of the engine's (an entry, a bulk move).
 pub struct RawTree<C: Config> {
-    root: Option<RefOf<C>>,
+    pub(crate) root: Option<RefOf<C>>,
     /// Shift of the root node; the tree holds keys below `256 << root_shift`.
-    root_shift: u32,
-    len: usize,
-    mem: C::Memory,
+    pub(crate) root_shift: u32,
+    pub(crate) len: usize,
+    pub(crate) mem: C::Memory,
     /// Where the last insert's last-level node hangs, so that the next
     /// insert under the same node, as inserts in key order are, skips the
     /// descent. See [`RawTree::try_insert_with_old`] for when it is valid.
-    hint: InsertHint<C>,
+    pub(crate) hint: InsertHint<C>,
     _owns: PhantomData<Box<ValueOf<C>>>,
 }
 

@@ -72,7 +72,7 @@ fn describe(part: usize, word: u64) -> String {
 
 /// A tree in a shared [`Area`], usable from every process that attaches.
 ///
-/// The `radix_tree!` macro wraps it for `memory: shared` configurations;
+/// A `radix_tree!` type declared with `memory: shared` is an alias of it;
 /// see [`crate::shm`] for an example across processes. Readers and the
 /// writer take the tree's process-shared lock through [`read`](Self::read)
 /// and [`write`](Self::write), whose guards release it on drop (also while

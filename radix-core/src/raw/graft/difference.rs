@@ -33,7 +33,7 @@ where
     /// No user code runs during the walk: values with drop glue are set
     /// aside and dropped once the tree is whole again, so a panicking
     /// `Drop` cannot leave an emptied node behind.
-    pub(in crate::raw) fn difference_paired(&mut self, other: &Self) {
+    pub(crate) fn difference_paired(&mut self, other: &Self) {
         debug_assert!(C::COMPRESSION.is_none(), "only uncompressed trees pair");
         let (Some(_), Some(their_root)) = (self.root, other.root) else {
             return;

@@ -49,7 +49,7 @@ where
     ///
     /// A panic in `merge` leaves this tree holding the entries merged
     /// before it.
-    pub(in crate::raw) fn intersect_paired<F>(&mut self, other: &Self, merge: &mut F)
+    pub(crate) fn intersect_paired<F>(&mut self, other: &Self, merge: &mut F)
     where
         F: FnMut(C::Key, &mut ValueOf<C>, &ValueOf<C>),
     {

@@ -94,7 +94,7 @@ where
     ///
     /// A panic in `merge` leaves this tree whole, with the entries moved
     /// so far; the values of `other` not yet moved are dropped.
-    pub(in crate::raw) fn merge_from<F>(&mut self, mut other: Self, mut merge: F)
+    pub(crate) fn merge_from<F>(&mut self, mut other: Self, mut merge: F)
     where
         F: FnMut(C::Key, &mut ValueOf<C>, ValueOf<C>),
     {

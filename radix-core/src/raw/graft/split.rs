@@ -46,7 +46,7 @@ where
     /// `split_off` for an uncompressed tree that holds keys on both sides
     /// of `key` within its height (see the module docs): returns the tree
     /// of the keys at or after `key`.
-    pub(in crate::raw) fn split_moving(&mut self, key: C::Key) -> Self {
+    pub(crate) fn split_moving(&mut self, key: C::Key) -> Self {
         debug_assert!(C::COMPRESSION.is_none(), "subtrees move only uncompressed");
         let mut upper_mem = self.mem.empty_like();
         let mut upper_root: Option<RefOf<C>> = None;

@@ -28,9 +28,9 @@ use core::cmp::Ordering;
 use core::hash::{Hash, Hasher};
 use core::ops::Index;
 
-use super::{LayoutOf, RawTree, ValueOf};
 use crate::config::Config;
 use crate::mem::{InfallibleMemory, LocalMemory};
+use crate::raw::{LayoutOf, RawTree, ValueOf};
 use crate::value::{CollectFrom, ExtendFrom};
 
 impl<C: Config> PartialEq for RawTree<C>

@@ -16,10 +16,12 @@
 use core::fmt;
 use core::ptr::NonNull;
 
-use super::{InsertHint, LayoutOf, RawTree, SlotOf, ValueOf, find_slot, find_value_slot, follow};
 use crate::config::{Config, RefOf, Removable};
 use crate::key::{Key, SPAN};
 use crate::mem::InfallibleMemory;
+use crate::raw::{
+    InsertHint, LayoutOf, RawTree, SlotOf, ValueOf, find_slot, find_value_slot, follow,
+};
 use crate::value::{MutableLayout, ValueLayout};
 
 /// A view into a single key of a tree, present or not. Made by

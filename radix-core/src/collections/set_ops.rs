@@ -30,11 +30,11 @@
 //! (user code runs only between changes), though an intersection then
 //! keeps only the entries merged before the panic.
 
-use super::{LayoutOf, RawTree, ValueOf};
+use crate::collections::entry::Entry;
 use crate::config::{Config, Removable};
 use crate::key::SPAN;
 use crate::mem::{InfallibleMemory, LocalMemory};
-use crate::raw::entry::Entry;
+use crate::raw::{LayoutOf, RawTree, ValueOf};
 use crate::value::MutableLayout;
 
 impl<C: Config> RawTree<C>

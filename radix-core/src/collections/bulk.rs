@@ -14,10 +14,10 @@
 //! `retain` calls the predicate only while walking, and removes what it
 //! rejected between walks.
 
-use super::{LayoutOf, RawTree, ValueOf};
 use crate::config::{Config, Removable};
 use crate::key::Key;
 use crate::mem::{InfallibleMemory, LocalMemory};
+use crate::raw::{LayoutOf, RawTree, ValueOf};
 use crate::value::MutableLayout;
 
 /// Rejected keys `retain` collects before removing them: bounds its memory.

@@ -8,10 +8,10 @@ use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
+use crate::collections::entry::Entry;
 use crate::config::Removable;
 use crate::iter::Cursor;
 use crate::mem::LocalMemory;
-use crate::raw::entry::Entry;
 use crate::raw::test_keys::test_config;
 use crate::raw::test_keys::{SplitMix64, key, wide};
 use crate::value::{Auto, CloneLayout, Inline, Leaf, MutableLayout};
