@@ -68,6 +68,34 @@ pub trait Key: Copy + Ord + Eq + core::hash::Hash + Debug + sealed::Sealed + 'st
     fn checked_prev(self) -> Option<Self>;
 }
 
+/// A key, or a reference to one: what a set extends from, as `BTreeSet`
+/// extends from `T` and `&T`.
+///
+/// One trait on the key types rather than two `Extend` impls on the set:
+/// the set knows its key only as a projection (`C::Key`), and coherence
+/// cannot tell `Extend<C::Key>` from `Extend<&C::Key>`; here the types are
+/// plain parameters (`K` and `&K` cannot be the same type). Implemented for
+/// every key and every reference to one, so code generic over the key
+/// extends a set from either without naming this trait.
+pub trait KeyItem<K> {
+    /// The key.
+    fn key(self) -> K;
+}
+
+impl<K: Key> KeyItem<K> for K {
+    #[inline]
+    fn key(self) -> K {
+        self
+    }
+}
+
+impl<K: Key> KeyItem<K> for &K {
+    #[inline]
+    fn key(self) -> K {
+        *self
+    }
+}
+
 macro_rules! impl_key {
     ($($t:ty),*) => {$(
         impl sealed::Sealed for $t {}

@@ -43,7 +43,7 @@ pub use error::TidStoreError;
 pub use ordered::OrderedLookup;
 #[cfg(target_os = "linux")]
 pub use shared::{
-    SharedTidStore, SharedTidStoreHandle, SharedTidStoreReader, SharedTidStoreWriter,
+    SharedIter, SharedTidStore, SharedTidStoreHandle, SharedTidStoreReader, SharedTidStoreWriter,
 };
 pub use store::{BlockOffsets, DeadBlock, Iter, TidStore};
 pub use tid::{MAX_OFFSET, Tid};

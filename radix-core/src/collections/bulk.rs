@@ -60,6 +60,20 @@ where
         self.take_present(key)
     }
 
+    /// Removes `key`, returning it with its value if it was present, as
+    /// `BTreeMap::remove_entry` does.
+    ///
+    /// ```
+    /// use radix_core::RadixMap;
+    ///
+    /// let mut m = RadixMap::<u64, &str>::from([(1, "a")]);
+    /// assert_eq!(m.remove_entry(1), Some((1, "a")));
+    /// assert_eq!(m.remove_entry(1), None);
+    /// ```
+    pub fn remove_entry(&mut self, key: C::Key) -> Option<(C::Key, ValueOf<C>)> {
+        self.take_present(key)
+    }
+
     fn take_present(&mut self, key: C::Key) -> Option<(C::Key, ValueOf<C>)> {
         LayoutOf::<C>::old_value(self.remove(key)).map(|value| (key, value))
     }

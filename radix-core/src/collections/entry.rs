@@ -123,6 +123,47 @@ where
         }
     }
 
+    /// The entry of the smallest key, if any, for reading, changing or
+    /// removing it in place, as `BTreeMap::first_entry`.
+    ///
+    /// ```
+    /// use radix_core::RadixMap;
+    ///
+    /// let mut m = RadixMap::<u32, u32>::from([(1, 10), (2, 20)]);
+    /// if let Some(mut first) = m.first_entry() {
+    ///     *first.get_mut() += 1;
+    /// }
+    /// assert_eq!(m[1], 11);
+    /// ```
+    pub fn first_entry(&mut self) -> Option<OccupiedEntry<'_, C>> {
+        let (key, _) = self.first_key_value()?;
+        self.occupied(key)
+    }
+
+    /// The entry of the largest key, if any, as `BTreeMap::last_entry`.
+    ///
+    /// ```
+    /// use radix_core::RadixMap;
+    ///
+    /// let mut m = RadixMap::<u32, u32>::from([(1, 10), (2, 20)]);
+    /// assert_eq!(m.last_entry().map(|e| e.remove_entry()), Some((2, 20)));
+    /// assert_eq!(m.len(), 1);
+    /// ```
+    pub fn last_entry(&mut self) -> Option<OccupiedEntry<'_, C>> {
+        let (key, _) = self.last_key_value()?;
+        self.occupied(key)
+    }
+
+    /// The entry of `key`, known present.
+    fn occupied(&mut self, key: C::Key) -> Option<OccupiedEntry<'_, C>> {
+        let slot = self.find(key)?;
+        Some(OccupiedEntry {
+            tree: self,
+            key,
+            slot,
+        })
+    }
+
     /// [`find`](Self::find), leaving the insert hint on `key`'s last-level
     /// node when the lookup reaches it but not the key, so that inserting
     /// the key next needs no descent.

@@ -22,6 +22,7 @@ use core::ops::RangeBounds;
 
 use crate::config::{Config, Removable};
 use crate::iter::{IntoKeys, Keys, Range};
+use crate::key::KeyItem;
 use crate::mem::{InfallibleMemory, LocalMemory, PoolSpec};
 use crate::value::MutableLayout;
 use crate::{RawTree, Stats};
@@ -205,6 +206,37 @@ impl<C: SetConfig> TreeSet<C> {
     #[inline]
     pub fn contains(&self, key: C::Key) -> bool {
         self.tree.contains_key(key)
+    }
+
+    /// `key`, if it is in the set: `BTreeSet::get` with keys by value,
+    /// for code written for it (an integer key equal to `key` is `key`).
+    ///
+    /// ```
+    /// use radix_core::RadixSet;
+    ///
+    /// let s = RadixSet::<u32>::from([1, 2]);
+    /// assert_eq!(s.get(2), Some(2));
+    /// assert_eq!(s.get(3), None);
+    /// ```
+    #[inline]
+    pub fn get(&self, key: C::Key) -> Option<C::Key> {
+        self.contains(key).then_some(key)
+    }
+
+    /// Adds `key`, returning it if it was already present (the one it
+    /// "replaces"), as `BTreeSet::replace` does.
+    ///
+    /// ```
+    /// use radix_core::RadixSet;
+    ///
+    /// let mut s = RadixSet::<u32>::new();
+    /// assert_eq!(s.replace(7), None);
+    /// assert_eq!(s.replace(7), Some(7));
+    /// assert_eq!(s.len(), 1);
+    /// ```
+    #[inline]
+    pub fn replace(&mut self, key: C::Key) -> Option<C::Key> {
+        (!self.insert(key)).then_some(key)
     }
 
     /// The number of keys. O(1).
@@ -523,6 +555,21 @@ impl<C: SetConfig + Removable> TreeSet<C> {
         C::Layout::old_value(self.tree.remove(key)).is_some()
     }
 
+    /// Removes `key`, returning it if it was present, as `BTreeSet::take`
+    /// does.
+    ///
+    /// ```
+    /// use radix_core::RadixSet;
+    ///
+    /// let mut s = RadixSet::<u32>::from([1, 2]);
+    /// assert_eq!(s.take(1), Some(1));
+    /// assert_eq!(s.take(1), None);
+    /// ```
+    #[inline]
+    pub fn take(&mut self, key: C::Key) -> Option<C::Key> {
+        self.remove(key).then_some(key)
+    }
+
     /// Removes and returns the smallest key.
     ///
     /// ```
@@ -797,12 +844,21 @@ impl<C: Config> Hash for TreeSet<C> {
     }
 }
 
-// (`Extend<&K>` would overlap this impl for a key type that is a
-// reference, which coherence cannot rule out; `.copied()` does it.)
-impl<C: SetConfig> Extend<C::Key> for TreeSet<C> {
-    fn extend<I: IntoIterator<Item = C::Key>>(&mut self, keys: I) {
+/// Adds each key, given by value or by reference ([`KeyItem`]), as
+/// `BTreeSet` extends from `T` and `&T`.
+///
+/// ```
+/// use radix_core::RadixSet;
+///
+/// let mut s = RadixSet::<u32>::new();
+/// s.extend([3, 1]);
+/// s.extend(&[2, 3]);
+/// assert_eq!(s.iter().collect::<Vec<_>>(), [1, 2, 3]);
+/// ```
+impl<C: SetConfig, X: KeyItem<C::Key>> Extend<X> for TreeSet<C> {
+    fn extend<I: IntoIterator<Item = X>>(&mut self, keys: I) {
         for key in keys {
-            self.insert(key);
+            self.insert(key.key());
         }
     }
 }

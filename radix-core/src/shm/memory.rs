@@ -180,6 +180,19 @@ pub struct SharedMemory {
     reserved: [u8; POOLS],
 }
 
+// SAFETY: through `&SharedMemory` the engine only reads the area (nodes,
+// leaves, pool and span headers) and touches the tree slot's atomics
+// (`user_word`, `set_user_word`); everything that writes plain memory
+// (`take`, `put`, `add_span`, the `Memory` allocation methods) takes
+// `&mut self`. The tree's lock keeps writers of other processes out
+// while any guard lives, so threads of one process reading through
+// shared references are the readers other processes already are. This
+// makes a shared tree's views, guards and iterators `Sync` (and its
+// iterators `Send`) when its values are, as std's `RwLock` guards and
+// `btree_map::Iter` are. It is not `Send`: it lives inside a guard,
+// whose lock belongs to the thread that took it.
+unsafe impl Sync for SharedMemory {}
+
 impl SharedMemory {
     /// The memory of the tree in `tree`.
     ///

@@ -299,6 +299,13 @@ where
     (t, model)
 }
 
+/// The distinct keys `build::<C>(ws, _)` stores, ascending: the model's.
+fn model_keys<C: Config>(ws: &[u128]) -> Vec<u128> {
+    let max = max_of::<C::Key>();
+    let keys: std::collections::BTreeSet<u128> = ws.iter().map(|&w| w & max).collect();
+    keys.into_iter().collect()
+}
+
 /// Verifies `t` and asserts it holds exactly the model's keys and tags.
 #[track_caller]
 fn check<C>(t: &RawTree<C>, model: &Model, at: &str)
@@ -608,6 +615,69 @@ fn drop_panics<C: Tested>(name: &str, ws: &[u128]) {
                     assert_eq!(t.get(key(5)).map(|v| v.tag()), Some(5), "{at}: reuse");
                     drop(t);
                 }
+            }
+            s.leaky(&at);
+        }
+        // The operations that drop many values one by one: `retain` and the
+        // in-place set operations drop the values they remove (the victim
+        // and every value after it); `union_with` hands `other`'s values
+        // to `merge`, which drops them; `split_off` drops none, and the
+        // halves drop theirs. A panic leaves the tree whole, holding what
+        // was not yet removed, and every value is dropped once in the end.
+        let keys: Vec<u128> = model_keys::<C>(ws);
+        for how in [
+            "retain",
+            "intersect_with",
+            "difference_with",
+            "union_with",
+            "split_off",
+        ] {
+            let at = format!("{how} over {name}, drop panics at {victim}");
+            let s = start();
+            {
+                let (mut t, model) = build::<C>(ws, 1);
+                let tags: Vec<u32> = model.values().copied().collect();
+                // `other`'s tags start far above `t`'s, so that only the
+                // victim's `Drop` panics.
+                let other_keys = match how {
+                    "intersect_with" => &keys[..victim],
+                    "difference_with" => &keys[victim..],
+                    _ => &keys[..],
+                };
+                let (other, _) = build::<C>(other_keys, 1 << 20);
+                let victim_tag = if how == "union_with" {
+                    (1 << 20) + victim as u32
+                } else {
+                    tags[victim]
+                };
+                ledger(|l| l.panic_drop_tag = Some(victim_tag));
+                let mut other = Some(other);
+                let result = catch_unwind(AssertUnwindSafe(|| match how {
+                    "retain" => t.retain(|_, _| false),
+                    "intersect_with" => {
+                        t.intersect_with(other.as_ref().unwrap(), |_, _, _| {});
+                    }
+                    "difference_with" => t.difference_with(other.as_ref().unwrap()),
+                    "union_with" => t.union_with(other.take().unwrap(), |_, _, theirs| {
+                        drop(theirs);
+                    }),
+                    _ => {
+                        let split = keys[victim.min(keys.len() - 1) / 2];
+                        let upper = t.split_off(key(split));
+                        drop(upper);
+                        let rest = std::mem::replace(&mut t, new_tree::<C>());
+                        drop(rest);
+                    }
+                }));
+                assert!(result.is_err(), "{at}: no panic");
+                assert_no_double_drop(&at);
+                if let Err(e) = t.verify() {
+                    panic!("{at}: the tree is not whole after the panic: {e}");
+                }
+                drop(t);
+                drop(other);
+                assert_no_double_drop(&at);
+                assert_eq!(live(), 0, "{at}: values leaked");
             }
             s.leaky(&at);
         }

@@ -6,11 +6,12 @@
 //! - [`smoke`]: a first end-to-end check of the engine;
 //! - [`postgres_suite`]: PostgreSQL's `test_radixtree`, one test per bug of
 //!   theirs, the shrink thresholds and the ordered-access API;
-//! - [`model`], [`model_map`], [`model_shared`]: random operation sequences
-//!   against `BTreeMap`, on the engine, on the map API, and on trees in
-//!   shared-memory areas;
+//! - [`model`], [`model_map`], [`model_shared`], [`model_set`]: random
+//!   operation sequences against `BTreeMap` (`BTreeSet`), on the engine, on
+//!   the map API, on trees in shared-memory areas, and on sets;
 //! - [`macro_api`], [`batch`]: what `radix_tree!` generates, and batched
 //!   lookups;
+//! - [`auto_traits`]: `Send` and `Sync` of every public type, against std's;
 //! - [`alloc_accounting`], [`drop_map`]: every byte given back and every
 //!   value dropped once, through [`counting`], the binary's allocator;
 //! - [`serde`] (with the `serde` feature): the serialised forms.
@@ -28,6 +29,7 @@ mod drop_map;
 mod macro_api;
 mod model;
 mod model_map;
+mod model_set;
 mod model_shared;
 mod postgres_suite;
 #[cfg(feature = "serde")]

@@ -371,7 +371,11 @@ enum Op {
     IntoKeys(u64, usize),
     /// `into_values` of a clone, partly consumed.
     IntoValues(u64, usize),
+    /// `n` removals or changes at the first key: `pop_first`,
+    /// `first_entry` removed, `first_entry` changed, by turns.
     PopFirst(u8),
+    /// `n` removals at the last key: `pop_last`, `last_entry` removed,
+    /// `remove_entry` of the last key, by turns.
     PopLast(u8),
     /// `retain` keeping about `percent`% of the entries, chosen by key and
     /// value, and changing the kept values.
@@ -894,16 +898,47 @@ where
                 walk(it, &want, pattern, n % (want.len() + 2), &at);
                 changed = false;
             }
+            // Removals at the ends, by turns through `pop_*`, the end's
+            // entry (`first_entry`/`last_entry`, removed or changed in
+            // place) and `remove_entry` of the end's key.
             Op::PopFirst(n) => {
-                for _ in 0..n {
-                    let got = t.pop_first().map(|(kk, v)| (wide(kk), v));
-                    assert_eq!(got, model.pop_first(), "{at}");
+                for i in 0..n {
+                    match i % 3 {
+                        0 => {
+                            let got = t.pop_first().map(|(kk, v)| (wide(kk), v));
+                            assert_eq!(got, model.pop_first(), "{at}");
+                        }
+                        1 => {
+                            let got = t.first_entry().map(|e| e.remove_entry());
+                            let got = got.map(|(kk, v)| (wide(kk), v));
+                            assert_eq!(got, model.pop_first(), "{at}: first_entry");
+                        }
+                        _ => {
+                            let got = t.first_entry().map(|mut e| {
+                                e.get_mut().mutate(u64::from(i));
+                                (wide(e.key()), e.get().clone())
+                            });
+                            let want = model.first_entry().map(|mut e| {
+                                e.get_mut().mutate(u64::from(i));
+                                (*e.key(), e.get().clone())
+                            });
+                            assert_eq!(got, want, "{at}: first_entry changed");
+                        }
+                    }
                 }
             }
             Op::PopLast(n) => {
-                for _ in 0..n {
-                    let got = t.pop_last().map(|(kk, v)| (wide(kk), v));
-                    assert_eq!(got, model.pop_last(), "{at}");
+                for i in 0..n {
+                    let got = match i % 3 {
+                        0 => t.pop_last(),
+                        1 => t.last_entry().map(|e| e.remove_entry()),
+                        _ => match model.last_key_value() {
+                            Some((&w, _)) => t.remove_entry(k(w)),
+                            None => t.last_entry().map(|e| e.remove_entry()),
+                        },
+                    };
+                    let got = got.map(|(kk, v)| (wide(kk), v));
+                    assert_eq!(got, model.pop_last(), "{at}: pop_last way {}", i % 3);
                 }
             }
             Op::Retain(x, percent) => {

@@ -5,6 +5,7 @@
 //! - [`model`], [`set_ops`]: properties against `BTreeSet<(u32, u16)>`, of
 //!   single stores and of set operations on whole stores;
 //! - [`batch`]: `is_member_each` against `is_member`;
+//! - [`auto_traits`]: `Send` and `Sync` of every public type;
 //! - [`serde`] (with the `serde` feature): the serialised forms.
 //!
 //! `shared_processes` is a binary of its own: it starts processes of
@@ -13,6 +14,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod auto_traits;
 mod batch;
 mod model;
 mod postgres;
