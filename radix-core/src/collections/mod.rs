@@ -8,8 +8,7 @@
 //! | `bulk.rs` | `pop_first`, `pop_last`, `retain`, `split_off`, `append` |
 //! | `set_ops.rs` | the in-place set operations (`union_with`, `intersect_with`, `difference_with`) and the comparisons (`is_subset`, ...) |
 //! | `traits.rs` | `PartialEq`, `Ord`, `Hash`, `Index`, `Extend`, `FromIterator`, `From<[_; N]>` |
-//! | `set.rs` | [`TreeSet`]: a set over any unit-valued configuration |
-//! | `set_operators.rs` | `&a \| &b`, `&a & &b`, `&a - &b`, `&a ^ &b`: new sets, as `BTreeSet`'s operators |
+//! | `set/` | [`TreeSet`]: a set over any unit-valued configuration; its lazy iterators, operators and traits |
 //! | `defaults.rs` | [`RadixMap`] and [`RadixSet`]: the ready-made generic types |
 //! | `serde.rs` | `Serialize` and `Deserialize` (with the `serde` feature) |
 //! | `tests.rs` | unit tests of the API's unsafe paths, sized for Miri |
@@ -30,7 +29,6 @@ pub(crate) mod entry;
 #[cfg(feature = "serde")]
 mod serde;
 pub mod set;
-mod set_operators;
 mod set_ops;
 #[cfg(test)]
 mod tests;

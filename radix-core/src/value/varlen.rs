@@ -114,6 +114,12 @@ impl<V: ?Sized + VarlenValue> Varlen<V> {
         }
     }
 
+    /// Frees `leaf`, a leaf holding a value, with the layout its size
+    /// gives.
+    ///
+    /// # Safety
+    ///
+    /// `leaf` is a live leaf made by `into_slot` on `mem`, not used again.
     #[inline]
     unsafe fn free_leaf<M: Memory>(leaf: NonNull<u8>, mem: &mut M) {
         // SAFETY: the leaf holds a live value copied by `into_slot`, with

@@ -10,7 +10,7 @@
 
 use core::ops::{BitAnd, BitOr, BitXor, Sub};
 
-use super::set::{SetConfig, TreeSet};
+use super::{SetConfig, TreeSet};
 use crate::mem::LocalMemory;
 
 /// The keys in `self` or `rhs`, as a new set.

@@ -13,16 +13,25 @@
 //! tests. [`RadixSet<K>`](crate::RadixSet) is a `TreeSet` in the default
 //! configuration; `radix_set!` declares a named set type with a
 //! configuration of its own.
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `mod.rs` | [`TreeSet`] and its methods |
+//! | `iter.rs` | [`SetRange`] and the lazy [`Union`], [`Intersection`], [`Difference`], [`SymmetricDifference`] |
+//! | `operators.rs` | `&a \| &b`, `&a & &b`, `&a - &b`, `&a ^ &b`, each a new set |
+//! | `traits.rs` | `Clone`, `Debug`, comparisons, `Hash`, `Extend`, `From`, `FromIterator`, `IntoIterator` |
 
-use core::cmp::Ordering;
-use core::fmt;
-use core::hash::{Hash, Hasher};
-use core::iter::{FusedIterator, Peekable};
+mod iter;
+mod operators;
+mod traits;
+
 use core::ops::RangeBounds;
 
+use iter::Merge;
+pub use iter::{Difference, Intersection, SetRange, SymmetricDifference, Union};
+
 use crate::config::{Config, Removable};
-use crate::iter::{IntoKeys, Keys, Range};
-use crate::key::KeyItem;
+use crate::iter::Keys;
 use crate::mem::{InfallibleMemory, LocalMemory, PoolSpec};
 use crate::value::MutableLayout;
 use crate::{RawTree, Stats};
@@ -47,7 +56,7 @@ impl<C> SetConfig for C where C: Config<Layout: MutableLayout<Value = ()>, Memor
 /// assert_eq!(other.difference(&set).collect::<Vec<_>>(), [41, 43]);
 /// ```
 pub struct TreeSet<C: Config> {
-    tree: RawTree<C>,
+    pub(super) tree: RawTree<C>,
 }
 
 impl<C: SetConfig<Memory = LocalMemory>> TreeSet<C> {
@@ -624,281 +633,5 @@ impl<C: SetConfig + Removable> TreeSet<C> {
     /// ```
     pub fn difference_with(&mut self, other: &Self) {
         self.tree.difference_with(&other.tree);
-    }
-}
-
-/// An iterator over the keys of a set in a range, ascending. Made by
-/// [`TreeSet::range`].
-///
-/// ```
-/// use radix_core::RadixSet;
-///
-/// let s: RadixSet<u32> = (0..10).collect();
-/// let mut r = s.range(4..8);
-/// assert_eq!(r.next_back(), Some(7));
-/// assert_eq!(r.collect::<Vec<_>>(), [4, 5, 6]);
-/// ```
-pub struct SetRange<'a, C: Config>(Range<'a, C>);
-
-impl<C: Config> Iterator for SetRange<'_, C> {
-    type Item = C::Key;
-
-    #[inline]
-    fn next(&mut self) -> Option<C::Key> {
-        self.0.next().map(|(k, _)| k)
-    }
-}
-
-impl<C: Config> DoubleEndedIterator for SetRange<'_, C> {
-    #[inline]
-    fn next_back(&mut self) -> Option<C::Key> {
-        self.0.next_back().map(|(k, _)| k)
-    }
-}
-
-impl<C: Config> FusedIterator for SetRange<'_, C> {}
-
-/// Two ascending key walks side by side: the engine of the lazy set
-/// operations, which differ only in which keys they let through.
-struct Merge<'a, C: Config> {
-    a: Peekable<Keys<'a, C>>,
-    b: Peekable<Keys<'a, C>>,
-}
-
-/// Where the next key of a merge comes from.
-enum Side<K> {
-    A(K),
-    B(K),
-    Both(K),
-}
-
-impl<'a, C: Config> Merge<'a, C> {
-    fn new(a: &'a TreeSet<C>, b: &'a TreeSet<C>) -> Self {
-        Self {
-            a: a.tree.keys().peekable(),
-            b: b.tree.keys().peekable(),
-        }
-    }
-
-    /// The next key of either walk, and which walks held it.
-    #[inline]
-    fn next(&mut self) -> Option<Side<C::Key>> {
-        let order = match (self.a.peek(), self.b.peek()) {
-            (None, None) => return None,
-            (Some(_), None) => Ordering::Less,
-            (None, Some(_)) => Ordering::Greater,
-            (Some(a), Some(b)) => a.cmp(b),
-        };
-        Some(match order {
-            Ordering::Less => Side::A(self.a.next()?),
-            Ordering::Greater => Side::B(self.b.next()?),
-            Ordering::Equal => {
-                self.b.next();
-                Side::Both(self.a.next()?)
-            }
-        })
-    }
-}
-
-/// Declares a lazy set-operation iterator over [`Merge`] that yields the
-/// keys `$keep` accepts, and stops early when `$done` says no key can
-/// follow.
-macro_rules! set_op_iter {
-    ($(#[$doc:meta])* $name:ident, $keep:pat => $key:ident, |$m:ident| $done:expr) => {
-        $(#[$doc])*
-        pub struct $name<'a, C: Config>(Merge<'a, C>);
-
-        impl<C: Config> Iterator for $name<'_, C> {
-            type Item = C::Key;
-
-            // `$done` is a condition, an option's emptiness for only some sets.
-            #[allow(clippy::question_mark)]
-            #[inline]
-            fn next(&mut self) -> Option<C::Key> {
-                loop {
-                    let $m = &mut self.0;
-                    if $done {
-                        return None;
-                    }
-                    // (The union keeps every side, leaving `_` unreachable.)
-                    #[allow(unreachable_patterns)]
-                    match $m.next()? {
-                        $keep => return Some($key),
-                        _ => {}
-                    }
-                }
-            }
-        }
-
-        impl<C: Config> FusedIterator for $name<'_, C> {}
-    };
-}
-
-set_op_iter! {
-    /// The keys of two sets' union, ascending. Made by [`TreeSet::union`].
-    ///
-    /// ```
-    /// use radix_core::RadixSet;
-    ///
-    /// let a: RadixSet<u32> = [1, 3].into_iter().collect();
-    /// let b: RadixSet<u32> = [2, 3].into_iter().collect();
-    /// let mut union = a.union(&b);
-    /// assert_eq!(union.next(), Some(1));
-    /// assert_eq!(union.collect::<Vec<_>>(), [2, 3]);
-    /// ```
-    Union, Side::A(key) | Side::B(key) | Side::Both(key) => key, |m| false
-}
-
-set_op_iter! {
-    /// The keys of two sets' intersection, ascending. Made by
-    /// [`TreeSet::intersection`].
-    ///
-    /// ```
-    /// use radix_core::RadixSet;
-    ///
-    /// let a: RadixSet<u32> = (0..100_000).collect();
-    /// let b: RadixSet<u32> = [5, 50_000, 200_000].into_iter().collect();
-    /// let mut both = a.intersection(&b);
-    /// assert_eq!(both.next(), Some(5)); // walks `a` only up to 5
-    /// assert_eq!(both.collect::<Vec<_>>(), [50_000]);
-    /// ```
-    Intersection, Side::Both(key) => key, |m| m.a.peek().is_none() || m.b.peek().is_none()
-}
-
-set_op_iter! {
-    /// The keys of one set not in another, ascending. Made by
-    /// [`TreeSet::difference`].
-    ///
-    /// ```
-    /// use radix_core::RadixSet;
-    ///
-    /// let a: RadixSet<u32> = (0..10).collect();
-    /// let b: RadixSet<u32> = (2..10).collect();
-    /// let mut difference = a.difference(&b);
-    /// assert_eq!(difference.next(), Some(0));
-    /// assert_eq!(difference.next(), Some(1));
-    /// assert_eq!(difference.next(), None);
-    /// ```
-    Difference, Side::A(key) => key, |m| m.a.peek().is_none()
-}
-
-set_op_iter! {
-    /// The keys in exactly one of two sets, ascending. Made by
-    /// [`TreeSet::symmetric_difference`].
-    ///
-    /// ```
-    /// use radix_core::RadixSet;
-    ///
-    /// let a: RadixSet<u32> = [1, 2].into_iter().collect();
-    /// let b: RadixSet<u32> = [2, 3].into_iter().collect();
-    /// let only_one: RadixSet<u32> = a.symmetric_difference(&b).collect();
-    /// assert_eq!(only_one.iter().collect::<Vec<_>>(), [1, 3]);
-    /// ```
-    SymmetricDifference, Side::A(key) | Side::B(key) => key, |m| false
-}
-
-impl<C: Config> Clone for TreeSet<C>
-where
-    RawTree<C>: Clone,
-{
-    /// A structural copy, node by node.
-    fn clone(&self) -> Self {
-        Self {
-            tree: self.tree.clone(),
-        }
-    }
-}
-
-impl<C: Config> fmt::Debug for TreeSet<C> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_set().entries(self.tree.keys()).finish()
-    }
-}
-
-impl<C: Config> PartialEq for TreeSet<C> {
-    fn eq(&self, other: &Self) -> bool {
-        self.tree.len() == other.tree.len() && self.tree.keys().eq(other.tree.keys())
-    }
-}
-
-impl<C: Config> Eq for TreeSet<C> {}
-
-impl<C: Config> PartialOrd for TreeSet<C> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl<C: Config> Ord for TreeSet<C> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.tree.keys().cmp(other.tree.keys())
-    }
-}
-
-impl<C: Config> Hash for TreeSet<C> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_usize(self.tree.len());
-        for key in self.tree.keys() {
-            key.hash(state);
-        }
-    }
-}
-
-/// Adds each key, given by value or by reference ([`KeyItem`]), as
-/// `BTreeSet` extends from `T` and `&T`.
-///
-/// ```
-/// use radix_core::RadixSet;
-///
-/// let mut s = RadixSet::<u32>::new();
-/// s.extend([3, 1]);
-/// s.extend(&[2, 3]);
-/// assert_eq!(s.iter().collect::<Vec<_>>(), [1, 2, 3]);
-/// ```
-impl<C: SetConfig, X: KeyItem<C::Key>> Extend<X> for TreeSet<C> {
-    fn extend<I: IntoIterator<Item = X>>(&mut self, keys: I) {
-        for key in keys {
-            self.insert(key.key());
-        }
-    }
-}
-
-/// A set of the keys of an array, as `BTreeSet::from` makes one.
-///
-/// ```
-/// use radix_core::RadixSet;
-///
-/// let s = RadixSet::<u16>::from([3, 1, 3]);
-/// assert_eq!(s.iter().collect::<Vec<_>>(), [1, 3]);
-/// ```
-impl<C: SetConfig<Memory = LocalMemory>, const N: usize> From<[C::Key; N]> for TreeSet<C> {
-    fn from(keys: [C::Key; N]) -> Self {
-        keys.into_iter().collect()
-    }
-}
-
-impl<C: SetConfig<Memory = LocalMemory>> FromIterator<C::Key> for TreeSet<C> {
-    fn from_iter<I: IntoIterator<Item = C::Key>>(keys: I) -> Self {
-        let mut set = Self::new();
-        set.extend(keys);
-        set
-    }
-}
-
-impl<'a, C: Config> IntoIterator for &'a TreeSet<C> {
-    type Item = C::Key;
-    type IntoIter = Keys<'a, C>;
-
-    fn into_iter(self) -> Keys<'a, C> {
-        self.tree.keys()
-    }
-}
-
-impl<C: SetConfig> IntoIterator for TreeSet<C> {
-    type Item = C::Key;
-    type IntoIter = IntoKeys<C>;
-
-    fn into_iter(self) -> IntoKeys<C> {
-        self.tree.into_keys()
     }
 }
