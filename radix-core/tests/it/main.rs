@@ -12,6 +12,8 @@
 //! - [`macro_api`], [`batch`]: what `radix_tree!` generates, and batched
 //!   lookups;
 //! - [`auto_traits`]: `Send` and `Sync` of every public type, against std's;
+//! - [`lincheck`]: a linearizability checker for maps (WGL, per key), and
+//!   its tests against a correct map and a planted bug;
 //! - [`alloc_accounting`], [`drop_map`]: every byte given back and every
 //!   value dropped once, through [`counting`], the binary's allocator;
 //! - [`serde`] (with the `serde` feature): the serialised forms.
@@ -26,6 +28,7 @@ mod alloc_accounting;
 mod auto_traits;
 mod batch;
 mod drop_map;
+mod lincheck;
 mod macro_api;
 mod model;
 mod model_map;
