@@ -705,6 +705,14 @@ pub fn in_bounds(w: u128, lo: Bound<u128>, hi: Bound<u128>) -> bool {
     })
 }
 
+/// A quickcheck operation sequence: a key generator seeded from `g`, and
+/// `1..=2 * g.size() + 1` operations drawn from it by `draw`.
+pub fn draw_ops<T>(g: &mut quickcheck::Gen, mut draw: impl FnMut(&mut KeyGen) -> T) -> Vec<T> {
+    let mut keys = KeyGen::from_seed(<u64 as quickcheck::Arbitrary>::arbitrary(g));
+    let len = 1 + keys.rng.below(2 * g.size() as u64 + 1) as usize;
+    (0..len).map(|_| draw(&mut keys)).collect()
+}
+
 /// Every copy of `ops` with one block of operations removed, for block
 /// sizes halving from half the list down to one: the candidates a
 /// quickcheck `shrink` of an operation list offers, coarsest first.

@@ -33,10 +33,7 @@ struct Ops(Vec<Op>);
 
 impl Arbitrary for Ops {
     fn arbitrary(g: &mut Gen) -> Self {
-        let mut keys = KeyGen::from_seed(u64::arbitrary(g));
-        let len = 1 + keys.rng.below(2 * g.size() as u64 + 1) as usize;
-        let ops = (0..len).map(|_| MapOp::draw(&mut keys)).collect();
-        Ops(ops)
+        Ops(draw_ops(g, MapOp::draw))
     }
 
     /// Drops blocks of operations, halving the block size down to one.

@@ -422,57 +422,53 @@ fn seek_key(keys: &mut KeyGen) -> u128 {
 
 impl Arbitrary for Ops {
     fn arbitrary(g: &mut Gen) -> Self {
-        let mut keys = KeyGen::from_seed(u64::arbitrary(g));
-        let len = 1 + keys.rng.below(2 * g.size() as u64 + 1) as usize;
-        let ops = (0..len)
-            .map(|_| {
-                let x = keys.rng.next_u64();
-                let n = keys.rng.next_u64() as usize;
-                let flag = keys.rng.percent(50);
-                match keys.rng.below(100) {
-                    0..=7 => Op::Common(CommonOp::Insert(keys.key(), x)),
-                    8..=11 => Op::Common(CommonOp::Remove(keys.key())),
-                    12..=16 => Op::Common(CommonOp::InsertRun(KeyRun::draw(&mut keys), x)),
-                    17..=18 => Op::Common(CommonOp::RemoveRun(KeyRun::draw(&mut keys))),
-                    19..=22 => Op::OrInsert(keys.key(), x),
-                    23..=24 => Op::OrInsertWith(keys.key(), x),
-                    25..=27 => Op::OrInsertWithKey(keys.key(), x),
-                    28..=31 => Op::AndModifyOrInsert(keys.key(), x, keys.rng.next_u64()),
-                    32..=34 => Op::OrDefault(keys.key(), x),
-                    35..=39 => Op::Occupied(n, x),
-                    40..=44 => Op::OccupiedRemove(n, flag),
-                    45..=48 => Op::Vacant(keys.key(), x, flag),
-                    49..=51 => Op::IterMut(x, keys.pattern()),
-                    52..=55 => Op::RangeMut(keys.bound(), keys.bound(), x, keys.pattern()),
-                    56..=57 => Op::ValuesMut(x, keys.pattern()),
-                    58..=61 => Op::IntoIter(keys.pattern(), n),
-                    62 => Op::IntoIterAll(keys.pattern()),
-                    63..=64 => Op::IntoKeys(keys.pattern(), n),
-                    65..=66 => Op::IntoValues(keys.pattern(), n),
-                    67..=69 => Op::PopFirst(keys.rng.below(20) as u8),
-                    70..=72 => Op::PopLast(keys.rng.below(20) as u8),
-                    73..=75 => {
-                        let percent = match keys.rng.below(4) {
-                            0 => 0,
-                            1 => 100,
-                            _ => keys.rng.below(101) as u8,
-                        };
-                        Op::Retain(x, percent)
-                    }
-                    76..=79 => Op::SplitOff(seek_key(&mut keys), keys.rng.below(3) as u8),
-                    80..=83 => {
-                        let list = key_list(&mut keys, 200);
-                        Op::Append(list, x, keys.rng.below(3) as u8)
-                    }
-                    84..=85 => Op::Extend(key_list(&mut keys, 100), x),
-                    86..=89 => Op::Common(CommonOp::Seek(seek_key(&mut keys))),
-                    90..=91 => Op::Common(CommonOp::SeekExisting(n)),
-                    92..=94 => Op::Common(CommonOp::CloneMutate(key_list(&mut keys, 40), x, flag)),
-                    95..=97 => Op::Compare(x, keys.rng.below(4) as u8),
-                    _ => Op::Common(CommonOp::Index(n)),
+        let ops = draw_ops(g, |keys| {
+            let x = keys.rng.next_u64();
+            let n = keys.rng.next_u64() as usize;
+            let flag = keys.rng.percent(50);
+            match keys.rng.below(100) {
+                0..=7 => Op::Common(CommonOp::Insert(keys.key(), x)),
+                8..=11 => Op::Common(CommonOp::Remove(keys.key())),
+                12..=16 => Op::Common(CommonOp::InsertRun(KeyRun::draw(keys), x)),
+                17..=18 => Op::Common(CommonOp::RemoveRun(KeyRun::draw(keys))),
+                19..=22 => Op::OrInsert(keys.key(), x),
+                23..=24 => Op::OrInsertWith(keys.key(), x),
+                25..=27 => Op::OrInsertWithKey(keys.key(), x),
+                28..=31 => Op::AndModifyOrInsert(keys.key(), x, keys.rng.next_u64()),
+                32..=34 => Op::OrDefault(keys.key(), x),
+                35..=39 => Op::Occupied(n, x),
+                40..=44 => Op::OccupiedRemove(n, flag),
+                45..=48 => Op::Vacant(keys.key(), x, flag),
+                49..=51 => Op::IterMut(x, keys.pattern()),
+                52..=55 => Op::RangeMut(keys.bound(), keys.bound(), x, keys.pattern()),
+                56..=57 => Op::ValuesMut(x, keys.pattern()),
+                58..=61 => Op::IntoIter(keys.pattern(), n),
+                62 => Op::IntoIterAll(keys.pattern()),
+                63..=64 => Op::IntoKeys(keys.pattern(), n),
+                65..=66 => Op::IntoValues(keys.pattern(), n),
+                67..=69 => Op::PopFirst(keys.rng.below(20) as u8),
+                70..=72 => Op::PopLast(keys.rng.below(20) as u8),
+                73..=75 => {
+                    let percent = match keys.rng.below(4) {
+                        0 => 0,
+                        1 => 100,
+                        _ => keys.rng.below(101) as u8,
+                    };
+                    Op::Retain(x, percent)
                 }
-            })
-            .collect();
+                76..=79 => Op::SplitOff(seek_key(keys), keys.rng.below(3) as u8),
+                80..=83 => {
+                    let list = key_list(keys, 200);
+                    Op::Append(list, x, keys.rng.below(3) as u8)
+                }
+                84..=85 => Op::Extend(key_list(keys, 100), x),
+                86..=89 => Op::Common(CommonOp::Seek(seek_key(keys))),
+                90..=91 => Op::Common(CommonOp::SeekExisting(n)),
+                92..=94 => Op::Common(CommonOp::CloneMutate(key_list(keys, 40), x, flag)),
+                95..=97 => Op::Compare(x, keys.rng.below(4) as u8),
+                _ => Op::Common(CommonOp::Index(n)),
+            }
+        });
         Ops(ops)
     }
 
@@ -1277,29 +1273,25 @@ struct SharedOps(Vec<SharedOp>);
 
 impl Arbitrary for SharedOps {
     fn arbitrary(g: &mut Gen) -> Self {
-        let mut keys = KeyGen::from_seed(u64::arbitrary(g));
-        let len = 1 + keys.rng.below(2 * g.size() as u64 + 1) as usize;
-        let ops = (0..len)
-            .map(|_| {
-                let x = keys.rng.next_u64();
-                let n = keys.rng.next_u64() as usize;
-                match keys.rng.below(100) {
-                    0..=24 => SharedOp::Common(CommonOp::Insert(keys.key(), x)),
-                    25..=34 => SharedOp::Common(CommonOp::Remove(keys.key())),
-                    35..=44 => SharedOp::Common(CommonOp::InsertRun(KeyRun::draw(&mut keys), x)),
-                    45..=49 => SharedOp::Common(CommonOp::RemoveRun(KeyRun::draw(&mut keys))),
-                    50..=64 => SharedOp::Common(CommonOp::Seek(seek_key(&mut keys))),
-                    65..=74 => SharedOp::Common(CommonOp::SeekExisting(n)),
-                    75..=84 => SharedOp::Common(CommonOp::CloneMutate(
-                        key_list(&mut keys, 40),
-                        x,
-                        keys.rng.percent(50),
-                    )),
-                    85..=94 => SharedOp::Equal(x, keys.rng.below(4) as u8),
-                    _ => SharedOp::Common(CommonOp::Index(n)),
-                }
-            })
-            .collect();
+        let ops = draw_ops(g, |keys| {
+            let x = keys.rng.next_u64();
+            let n = keys.rng.next_u64() as usize;
+            match keys.rng.below(100) {
+                0..=24 => SharedOp::Common(CommonOp::Insert(keys.key(), x)),
+                25..=34 => SharedOp::Common(CommonOp::Remove(keys.key())),
+                35..=44 => SharedOp::Common(CommonOp::InsertRun(KeyRun::draw(keys), x)),
+                45..=49 => SharedOp::Common(CommonOp::RemoveRun(KeyRun::draw(keys))),
+                50..=64 => SharedOp::Common(CommonOp::Seek(seek_key(keys))),
+                65..=74 => SharedOp::Common(CommonOp::SeekExisting(n)),
+                75..=84 => SharedOp::Common(CommonOp::CloneMutate(
+                    key_list(keys, 40),
+                    x,
+                    keys.rng.percent(50),
+                )),
+                85..=94 => SharedOp::Equal(x, keys.rng.below(4) as u8),
+                _ => SharedOp::Common(CommonOp::Index(n)),
+            }
+        });
         SharedOps(ops)
     }
 

@@ -46,30 +46,26 @@ struct Ops(Vec<Op>);
 
 impl Arbitrary for Ops {
     fn arbitrary(g: &mut Gen) -> Self {
-        let mut keys = KeyGen::from_seed(u64::arbitrary(g));
-        let len = 1 + keys.rng.below(2 * g.size() as u64 + 1) as usize;
-        let ops = (0..len)
-            .map(|_| {
-                let list = |keys: &mut KeyGen| {
-                    let n = keys.rng.below(40) as usize;
-                    (0..n).map(|_| keys.key()).collect()
-                };
-                match keys.rng.below(100) {
-                    0..=29 => Op::Insert(keys.key()),
-                    30..=34 => Op::Replace(keys.key()),
-                    35..=44 => Op::Remove(keys.key()),
-                    45..=49 => Op::Take(keys.key()),
-                    50..=54 => Op::Get(keys.key()),
-                    55..=62 => Op::Extend(list(&mut keys), keys.rng.below(2) == 1),
-                    63..=78 => Op::With(list(&mut keys), keys.rng.below(4) as u8),
-                    79..=82 => Op::PopFirst,
-                    83..=86 => Op::PopLast,
-                    87..=89 => Op::Retain(keys.rng.below(8) as u32),
-                    90..=94 => Op::SplitAppend(keys.key()),
-                    _ => Op::Range(keys.key(), keys.key()),
-                }
-            })
-            .collect();
+        let ops = draw_ops(g, |keys| {
+            let list = |keys: &mut KeyGen| {
+                let n = keys.rng.below(40) as usize;
+                (0..n).map(|_| keys.key()).collect()
+            };
+            match keys.rng.below(100) {
+                0..=29 => Op::Insert(keys.key()),
+                30..=34 => Op::Replace(keys.key()),
+                35..=44 => Op::Remove(keys.key()),
+                45..=49 => Op::Take(keys.key()),
+                50..=54 => Op::Get(keys.key()),
+                55..=62 => Op::Extend(list(keys), keys.rng.below(2) == 1),
+                63..=78 => Op::With(list(keys), keys.rng.below(4) as u8),
+                79..=82 => Op::PopFirst,
+                83..=86 => Op::PopLast,
+                87..=89 => Op::Retain(keys.rng.below(8) as u32),
+                90..=94 => Op::SplitAppend(keys.key()),
+                _ => Op::Range(keys.key(), keys.key()),
+            }
+        });
         Ops(ops)
     }
 
