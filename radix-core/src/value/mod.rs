@@ -18,8 +18,8 @@
 
 mod clone;
 mod drop_all;
+mod extend;
 mod inline;
-mod insert_from;
 mod varlen;
 mod word;
 
@@ -27,8 +27,8 @@ use core::ptr::NonNull;
 
 pub use clone::CloneLayout;
 pub(crate) use drop_all::DropsAll;
+pub use extend::{CollectFrom, ExtendFrom};
 pub use inline::Inline;
-pub use insert_from::{CollectFrom, ExtendFrom};
 pub use varlen::{TAG_BIT, VarBytes, Varlen, VarlenValue};
 pub use word::{Auto, Embedded, Leaf, SlotWord, Word};
 
