@@ -135,6 +135,7 @@
 //! holders. This is what PostgreSQL's parallel vacuum does with its DSA.
 
 mod collections;
+pub mod concurrent;
 pub mod config;
 pub mod iter;
 pub mod key;

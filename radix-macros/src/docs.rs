@@ -8,7 +8,7 @@
 use quote::ToTokens;
 use syn::Type;
 
-use crate::validate::{Compression, Layout, Memory, Spec};
+use crate::validate::{Compression, Concurrency, Layout, Memory, Spec};
 
 /// A type as a user would write it: `Vec<u8>`, not `Vec < u8 >`.
 pub fn type_string(ty: &Type) -> String {
@@ -48,14 +48,21 @@ pub fn type_docs(spec: &Spec) -> Vec<String> {
         String::new(),
         "# Configuration".into(),
         String::new(),
-        match spec.memory {
-            Memory::Local => {
+        match (spec.concurrency, spec.memory) {
+            (Concurrency::Rowex, _) => {
+                "Declared with `radix_tree!`: a `radix_core::concurrent::ConcurrentTree` \
+                 (whose documentation lists the methods: `get`, `get_with`, `insert`, \
+                 `update_or_insert`, `remove`, `iter`, `range`, ...) over a configuration \
+                 fixed at compile time. Every method takes `&self`: threads share the tree, \
+                 readers take no lock, and writers lock only the nodes they change."
+            }
+            (Concurrency::None, Memory::Local) => {
                 "Declared with `radix_tree!`: a `radix_core::RawTree` (whose \
                  documentation lists the methods: `get`, `insert`, `remove`, `entry`, `iter`, \
                  `range`, `retain`, `split_off`, `append`, ...) over a configuration fixed at \
                  compile time, so the tree has no run-time configuration branches."
             }
-            Memory::Shared => {
+            (Concurrency::None, Memory::Shared) => {
                 "Declared with `radix_tree!`: a `radix_core::shm::SharedTree` \
                  (whose documentation lists the methods: `create_in`, `attach`, `read`, \
                  `write`, ...) over a configuration fixed at compile time, so the tree has no \
@@ -92,11 +99,26 @@ pub fn type_docs(spec: &Spec) -> Vec<String> {
         } else {
             "- delete: disabled (no `remove` method; keys leave only through `clear`)".into()
         },
-        String::new(),
-        "Lookups take keys by value and return values by reference; iteration is in \
-         ascending key order. The type is `Send` and `Sync` when its values are."
-            .into(),
     ]);
+    if spec.concurrency == Concurrency::Rowex {
+        lines.extend([
+            "- concurrency: rowex (lock-free reads, per-node write locks, epoch-based \
+             reclamation)"
+                .into(),
+            String::new(),
+            "Lookups take keys by value and return values by copy (`get`) or lend them to a \
+             closure (`get_with`); iteration is in ascending key order, one last-level node at \
+             a time. The type is `Send` and `Sync`."
+                .into(),
+        ]);
+    } else {
+        lines.extend([
+            String::new(),
+            "Lookups take keys by value and return values by reference; iteration is in \
+             ascending key order. The type is `Send` and `Sync` when its values are."
+                .into(),
+        ]);
+    }
     if spec.memory == Memory::Shared {
         lines.push(String::new());
         lines.push(

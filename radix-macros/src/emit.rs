@@ -45,7 +45,7 @@ use syn::Ident;
 use syn::spanned::Spanned;
 
 use crate::docs;
-use crate::validate::{Layout, Memory, Spec};
+use crate::validate::{Concurrency, Layout, Memory, Spec};
 
 /// The names of the emitted items.
 pub struct Names {
@@ -118,7 +118,10 @@ pub fn emit(spec: &Spec) -> TokenStream {
     let config = config(spec, &names);
     let assertions = assertions(spec);
     let tree = tree_type(spec, &names);
-    let aliases = aliases(spec, &names);
+    let aliases = match spec.concurrency {
+        Concurrency::None => aliases(spec, &names),
+        Concurrency::Rowex => concurrent_aliases(spec, &names),
+    };
     quote! {
         #config
         #assertions
@@ -256,6 +259,19 @@ pub fn assertions(spec: &Spec) -> TokenStream {
         }),
         Layout::Auto | Layout::Leaf | Layout::Inline => {}
     }
+    if spec.concurrency == Concurrency::Rowex {
+        let span = value.span();
+        let layout = layout_type(spec);
+        checks.extend(quote_spanned! {span=>
+            const _: fn() = || {
+                fn concurrent_values_are_words_or_leaves<
+                    L: ::radix_core::concurrent::ConcurrentLayout,
+                >() {
+                }
+                concurrent_values_are_words_or_leaves::<#layout>();
+            };
+        });
+    }
     if spec.memory == Memory::Shared && spec.layout != Layout::Varlen {
         let span = value.span();
         checks.extend(quote_spanned! {span=>
@@ -282,9 +298,10 @@ fn tree_type(spec: &Spec, names: &Names) -> TokenStream {
         ..
     } = spec;
     let Names { tree, config, .. } = names;
-    let engine = match spec.memory {
-        Memory::Local => quote!(::radix_core::RawTree<#config>),
-        Memory::Shared => quote!(::radix_core::shm::SharedTree<#config>),
+    let engine = match (spec.concurrency, spec.memory) {
+        (Concurrency::Rowex, _) => quote!(::radix_core::concurrent::ConcurrentTree<#config>),
+        (Concurrency::None, Memory::Local) => quote!(::radix_core::RawTree<#config>),
+        (Concurrency::None, Memory::Shared) => quote!(::radix_core::shm::SharedTree<#config>),
     };
     let generated = docs::type_docs(spec).into_iter().map(|line| {
         if line.is_empty() {
@@ -298,6 +315,24 @@ fn tree_type(spec: &Spec, names: &Names) -> TokenStream {
         #(#[doc = #generated])*
         #(#forwarded)*
         #vis type #tree = #engine;
+    }
+}
+
+/// A concurrent tree's one iterator alias.
+fn concurrent_aliases(spec: &Spec, names: &Names) -> TokenStream {
+    let Spec { forwarded, vis, .. } = spec;
+    let Names {
+        tree, config, iter, ..
+    } = names;
+    let doc = format!(
+        "An iterator over a [`{tree}`]'s entries as `(key, value)` copies, in ascending key \
+         order (or descending, from the back), made by [`{tree}::iter`] and \
+         [`{tree}::range`]."
+    );
+    quote! {
+        #(#forwarded)*
+        #[doc = #doc]
+        #vis type #iter<'a> = ::radix_core::concurrent::Iter<'a, #config>;
     }
 }
 

@@ -23,7 +23,8 @@ use syn::punctuated::Punctuated;
 use syn::{Attribute, Ident, LitBool, LitInt, Token, Type, Visibility, braced, bracketed};
 
 /// The field names an invocation may use, in the order the docs list them.
-pub const FIELD_NAMES: &str = "key, value, layout, memory, size_classes, compression, delete";
+pub const FIELD_NAMES: &str =
+    "key, value, layout, memory, size_classes, compression, delete, concurrency";
 
 /// A parsed `radix_tree!` invocation.
 pub struct Invocation {
@@ -61,6 +62,8 @@ pub enum FieldValue {
     Compression(Ident),
     /// `delete: BOOL`.
     Delete(LitBool),
+    /// `concurrency: IDENT`.
+    Concurrency(Ident),
 }
 
 /// A bracketed list of integer literals, as written.
@@ -108,6 +111,7 @@ impl Parse for Field {
             "memory" => FieldValue::Memory(input.parse()?),
             "size_classes" => FieldValue::SizeClasses(input.parse()?),
             "compression" => FieldValue::Compression(input.parse()?),
+            "concurrency" => FieldValue::Concurrency(input.parse()?),
             "delete" => FieldValue::Delete(
                 input
                     .parse()

@@ -68,6 +68,18 @@ pub struct Spec {
     /// Whether `compression` was left out, so the docs can say it is the
     /// default.
     pub compression_defaulted: bool,
+    /// Who may read and write at once.
+    pub concurrency: Concurrency,
+}
+
+/// The concurrency a configuration may name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Concurrency {
+    /// A plain value: `&self` reads, `&mut self` writes.
+    None,
+    /// `radix_core::concurrent::ConcurrentTree`: lock-free reads and
+    /// per-node write locks, all through `&self`.
+    Rowex,
 }
 
 /// The compressions a configuration may name: `radix_core::Compression`'s
@@ -200,6 +212,7 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
     let mut delete = true;
     let mut memory = Memory::Local;
     let mut compression = None;
+    let mut concurrency = (Concurrency::None, None);
     for Field { name, value: field } in inv.fields {
         if seen.contains(&name) {
             errors.push(
@@ -249,7 +262,18 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
                 ),
             },
             FieldValue::Delete(lit) => delete = lit.value,
+            FieldValue::Concurrency(ident) => match ident.to_string().as_str() {
+                "none" => concurrency = (Concurrency::None, Some(ident.span())),
+                "rowex" => concurrency = (Concurrency::Rowex, Some(ident.span())),
+                _ => errors.push(
+                    ident.span(),
+                    format_args!("unknown concurrency `{ident}`; expected `none` or `rowex`"),
+                ),
+            },
         }
+    }
+    if let (Concurrency::Rowex, Some(span)) = concurrency {
+        check_rowex(span, layout, memory, size_classes.is_some(), &mut errors);
     }
     for (field, what) in [
         ("key", "the key type, e.g. `key: u64`"),
@@ -281,7 +305,40 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
         delete,
         memory,
         compression_defaulted: compression.is_none(),
+        concurrency: concurrency.0,
     })
+}
+
+/// The limits of `concurrency: rowex`, each an error naming it.
+fn check_rowex(
+    span: Span,
+    layout: Layout,
+    memory: Memory,
+    size_classes: bool,
+    errors: &mut Errors,
+) {
+    if matches!(layout, Layout::Inline | Layout::Varlen) {
+        errors.push(
+            span,
+            "concurrency: rowex supports the layouts auto, embedded and leaf: a reader copies \
+             a value out while writers may replace it, so a value is one atomic word or an \
+             immutable leaf",
+        );
+    }
+    if memory == Memory::Shared {
+        errors.push(
+            span,
+            "concurrency: rowex is not available with memory: shared yet; a concurrent tree \
+             lives in process memory",
+        );
+    }
+    if size_classes {
+        errors.push(
+            span,
+            "concurrency: rowex has fixed node sizes (4, 16, 32, 64 and 256 children); \
+             remove size_classes",
+        );
+    }
 }
 
 /// Splits attributes into doc comments and forwarded lint/cfg attributes,
@@ -433,6 +490,24 @@ mod tests {
             messages("value: u64, compression: Full").len(),
             2,
             "a wrong case and a missing key"
+        );
+    }
+
+    #[test]
+    fn rowex_names_each_limit() {
+        assert!(check("key: u64, value: u64, concurrency: rowex").is_ok());
+        assert!(check("key: u128, value: u64, layout: leaf, concurrency: rowex").is_ok());
+        let all = messages(
+            "key: u64, value: u64, layout: varlen, memory: shared, size_classes: [4, 256], \
+             concurrency: rowex",
+        );
+        assert_eq!(all.len(), 3, "{all:?}");
+        assert!(all[0].contains("layouts auto, embedded and leaf"));
+        assert!(all[1].contains("memory: shared"));
+        assert!(all[2].contains("fixed node sizes"));
+        assert_eq!(
+            messages("key: u64, value: u64, concurrency: olc"),
+            ["unknown concurrency `olc`; expected `none` or `rowex`"]
         );
     }
 

@@ -1,0 +1,359 @@
+//! Concurrent trees: readers that never wait, beside writers that lock
+//! only the nodes they change.
+//!
+//! [`ConcurrentTree`] is an ordered map that any number of threads read
+//! and write through `&self`. It follows ROWEX ("read-optimised write
+//! exclusion", Leis, Scheibner, Kemper and Neumann, *The ART of Practical
+//! Synchronization*, DaMoN 2016), the scheme PostgreSQL's `radixtree.h`
+//! names as its own next step:
+//!
+//! - **Readers take no lock and write nothing shared.** A lookup pins the
+//!   current reclamation epoch ([`reclaim`]: one store to the calling
+//!   thread's own slot) and walks down with plain atomic loads. No version
+//!   is validated, so no read ever fails and retries. This is what sets it
+//!   apart from optimistic lock coupling (`congee`), whose readers re-read
+//!   node versions and whose unsynchronised reads of node memory are data
+//!   races in Rust's memory model.
+//! - **Writers change a live node only by single atomic stores** of words
+//!   a reader can take in either state: a value replaced in its slot, a
+//!   child appended to a node and then published by its live bit or index
+//!   byte, a child's pointer swapped for its replacement. The layouts that
+//!   make every such store safe are in [`node`].
+//! - **Every structural change is a replacement.** Growing, shrinking or
+//!   compacting a node, splitting a compressed path, and collapsing a node
+//!   left with one child build the new node off to the side, publish it
+//!   with one release store into the parent's slot, mark the old node
+//!   obsolete, and retire it. A reader already inside the old node finishes
+//!   on a consistent snapshot of it.
+//! - **Writers lock what they change**, parent before child ([`lock`]
+//!   explains why this cannot deadlock). Adding a child to a node with
+//!   room, replacing a value or removing a key locks one node; a
+//!   replacement locks the node and its parent. Writers below different
+//!   children of a node do not meet.
+//!
+//! The tree keeps the plain engine's shape: 8-bit chunks, the default
+//! configuration's node sizes, a root whose height follows the largest
+//! key, and the configuration's compression (lazy leaves as immutable
+//! cells, prefixes as immutable absolute prefix words, so that a path
+//! split never changes the node below it). Values are embedded in slot
+//! words or kept in cells ([`layout`]).
+//!
+//! # Guarantees
+//!
+//! Single-key operations (`get`, `insert`, `remove`,
+//! `update_or_insert`, ...) are linearizable: each takes effect at one
+//! instant between its call and its return (`tests/it/concurrent.rs`
+//! checks recorded histories against a sequential model). Iteration under
+//! concurrent writes returns keys in ascending order (descending from the
+//! back), each at most once, and every key that is present for the whole
+//! iteration; a key inserted or removed meanwhile may or may not appear.
+//! The iterator reads one last-level node at a time and seeks from the
+//! last key it returned, so it never holds a pin between items.
+
+mod iter;
+mod layout;
+mod lock;
+mod node;
+mod read;
+mod reclaim;
+mod remove;
+mod sync;
+mod write;
+
+use core::fmt;
+use core::marker::PhantomData;
+
+pub use iter::Iter;
+pub use layout::{AtomicWord, ConcurrentLayout};
+
+use crate::config::Config;
+use crate::key::Key;
+use layout::{Cell, CellReclaim};
+use lock::NodeLock;
+use node::{Entries, Kind, NodeReclaim, NodeRef};
+use reclaim::{Pin, Reclaimer};
+use sync::{AtomicPtr, AtomicUsize, Ordering};
+
+/// The value type of configuration `C`.
+pub type ValueOf<C> = <<C as Config>::Layout as ConcurrentLayout>::Value;
+
+/// An ordered map that threads share: lock-free reads, per-node write
+/// locks. Declare one with `concurrency: rowex` in
+/// [`radix_tree!`](crate::radix_tree):
+///
+/// ```
+/// use std::thread;
+///
+/// radix_core::radix_tree! {
+///     /// Row ids to versions, shared by the worker threads.
+///     pub struct Versions { key: u64, value: u64, concurrency: rowex }
+/// }
+///
+/// let versions = Versions::new();
+/// thread::scope(|s| {
+///     for worker in 0..4u64 {
+///         let versions = &versions;
+///         s.spawn(move || {
+///             for row in 0..1000 {
+///                 versions.insert(worker << 32 | row, row);
+///             }
+///         });
+///     }
+///     s.spawn(|| {
+///         // Readers never wait, whatever the writers are doing.
+///         let _ = versions.get(7);
+///     });
+/// });
+/// assert_eq!(versions.get(3 << 32 | 999), Some(999));
+/// assert_eq!(versions.iter().count(), 4000);
+/// ```
+///
+/// Values come back by value (`get` copies an embedded value; `get_with`
+/// lends any value to a closure), never by a reference that could outlive
+/// the memory it points into. The module docs describe the protocol and
+/// what iteration promises under concurrent writes.
+pub struct ConcurrentTree<C: Config>
+where
+    C::Layout: ConcurrentLayout,
+{
+    /// The root's tagged pointer, null when empty.
+    root: AtomicPtr<u8>,
+    /// The root slot's lock: the "parent lock" of the root node.
+    root_lock: NodeLock,
+    /// Bytes held in nodes and cells.
+    bytes: AtomicUsize,
+    reclaimer: Reclaimer,
+    marker: PhantomData<fn() -> C>,
+}
+
+// SAFETY: the tree owns its nodes and values; every shared word is an
+// atomic, writers serialise through node locks, and retired memory is
+// freed only after every reader has left (`reclaim`). Values cross
+// threads by clone, so they must be `Send + Sync`, which
+// `ConcurrentLayout::Value` requires.
+unsafe impl<C: Config> Send for ConcurrentTree<C> where C::Layout: ConcurrentLayout {}
+// SAFETY: as for `Send`.
+unsafe impl<C: Config> Sync for ConcurrentTree<C> where C::Layout: ConcurrentLayout {}
+
+/// The outcome of one attempt at a write: done, or start over from the
+/// root because a node changed under it.
+enum Attempt<T> {
+    Done(T),
+    Restart,
+}
+
+/// Where a node's pointer lives: the root slot, or a parent's slot for a
+/// chunk.
+#[derive(Clone, Copy)]
+enum Parent<'a, K> {
+    Root,
+    Node(NodeRef<'a, K>, u8),
+}
+
+impl<C: Config> ConcurrentTree<C>
+where
+    C::Layout: ConcurrentLayout,
+{
+    const LAZY: bool = C::COMPRESSION.lazy();
+    const PATH: bool = C::COMPRESSION.path();
+    const EMBEDS: bool = <C::Layout as ConcurrentLayout>::EMBEDS;
+
+    /// An empty tree.
+    pub fn new() -> Self {
+        Self {
+            root: AtomicPtr::new(core::ptr::null_mut()),
+            root_lock: NodeLock::new(),
+            bytes: AtomicUsize::new(0),
+            reclaimer: Reclaimer::new(),
+            marker: PhantomData,
+        }
+    }
+
+    /// Bytes the tree holds in nodes and value cells, as requested from
+    /// the allocator. Retired memory not yet freed is not counted.
+    pub fn memory_usage(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Whether the tree holds no key.
+    pub fn is_empty(&self) -> bool {
+        self.iter().next().is_none()
+    }
+
+    /// The number of keys, counted by a walk: linear in the tree's size,
+    /// and under concurrent writes a count of what [`iter`](Self::iter)
+    /// returns. (A shared counter would be one cache line every writer
+    /// stores to, which the writers of disjoint subtrees would fight over.)
+    pub fn len(&self) -> usize {
+        self.iter().count()
+    }
+
+    /// Whether the last-level slots of a node at `shift` hold embedded
+    /// values, whose presence the node records apart from the slot.
+    #[inline(always)]
+    fn values_at(shift: u32) -> bool {
+        Self::EMBEDS && shift == 0
+    }
+
+    /// The slot a parent holds a child in.
+    fn parent_slot<'a>(&'a self, parent: Parent<'a, C::Key>) -> Option<&'a AtomicPtr<u8>> {
+        match parent {
+            Parent::Root => Some(&self.root),
+            Parent::Node(node, chunk) => node.slot(chunk),
+        }
+    }
+
+    /// Locks `parent` and checks that its slot still holds `child`.
+    fn lock_parent<'a>(
+        &'a self,
+        parent: Parent<'a, C::Key>,
+        child: *mut u8,
+    ) -> Option<(lock::LockGuard<'a>, &'a AtomicPtr<u8>)> {
+        let guard = match parent {
+            Parent::Root => self.root_lock.lock()?,
+            Parent::Node(node, _) => node.header().lock.lock()?,
+        };
+        let slot = self.parent_slot(parent)?;
+        (slot.load(Ordering::Relaxed) == child).then_some((guard, slot))
+    }
+
+    /// A new node of `kind` holding `entries`, counted.
+    fn new_node(&self, kind: Kind, prefix: C::Key, entries: &Entries, shift: u32) -> *mut u8 {
+        self.bytes
+            .fetch_add(node::size::<C::Key>(kind), Ordering::Relaxed);
+        node::build(kind, prefix, entries, Self::values_at(shift))
+    }
+
+    /// A node of one child, counted.
+    fn new_node1(&self, key: C::Key, shift: u32, child: *mut u8) -> *mut u8 {
+        let mut entries = Entries::new();
+        entries.push(key.chunk(shift), child);
+        self.new_node(Kind::N4, key.prefix_word(shift), &entries, shift)
+    }
+
+    /// A new lazy leaf, counted.
+    fn new_cell(&self, key: C::Key, value: ValueOf<C>) -> *mut u8 {
+        self.bytes
+            .fetch_add(size_of::<Cell<C::Key, ValueOf<C>>>(), Ordering::Relaxed);
+        Cell::alloc(key, value)
+    }
+
+    /// A last-level slot word for `value`, counted.
+    fn new_slot(&self, key: C::Key, value: ValueOf<C>) -> *mut u8 {
+        if !Self::EMBEDS {
+            self.bytes
+                .fetch_add(size_of::<Cell<C::Key, ValueOf<C>>>(), Ordering::Relaxed);
+        }
+        <C::Layout as ConcurrentLayout>::into_slot(key, value)
+    }
+
+    /// Retires an unlinked node.
+    ///
+    /// # Safety
+    ///
+    /// `word` is a node this tree built, now unreachable from the root,
+    /// retired once.
+    unsafe fn retire_node(&self, pin: &Pin<'_>, word: *mut u8, kind: Kind) {
+        self.bytes
+            .fetch_sub(node::size::<C::Key>(kind), Ordering::Relaxed);
+        // SAFETY: the caller's contract.
+        unsafe { pin.retire::<NodeReclaim<C::Key>>(word) };
+    }
+
+    /// Retires an unlinked cell (a lazy leaf, or a leaf layout's value).
+    ///
+    /// # Safety
+    ///
+    /// As [`retire_node`](Self::retire_node), for a cell.
+    unsafe fn retire_cell(&self, pin: &Pin<'_>, word: *mut u8) {
+        self.bytes
+            .fetch_sub(size_of::<Cell<C::Key, ValueOf<C>>>(), Ordering::Relaxed);
+        // SAFETY: the caller's contract.
+        unsafe { pin.retire::<CellReclaim<C::Key, ValueOf<C>>>(word) };
+    }
+
+    /// Frees the subtree below `word`, a child of a node at `shift + 8` (or
+    /// the root), without epochs: the caller owns the tree.
+    fn free_subtree(&self, pin: &Pin<'_>, word: *mut u8) {
+        if word.is_null() {
+            return;
+        }
+        let Some(kind) = Kind::of(word) else {
+            // SAFETY: a cell of this tree, reachable once, owned.
+            unsafe { Cell::<C::Key, ValueOf<C>>::free(word) };
+            return;
+        };
+        // SAFETY: a node of this tree, owned by the dropping tree.
+        let node = unsafe { NodeRef::<C::Key>::new(word, kind) };
+        let shift = node.header().shift();
+        let mut entries = Entries::new();
+        node.entries(pin, &mut entries, Self::values_at(shift));
+        for (_, child) in entries.iter() {
+            if shift > 0 {
+                self.free_subtree(pin, child);
+            } else if !Self::EMBEDS {
+                // SAFETY: a leaf layout's value cell, owned.
+                unsafe { Cell::<C::Key, ValueOf<C>>::free(child) };
+            }
+        }
+        // SAFETY: reachable once, owned, its children freed above.
+        unsafe { node::free::<C::Key>(word) };
+    }
+}
+
+impl<C: Config> Default for ConcurrentTree<C>
+where
+    C::Layout: ConcurrentLayout,
+{
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<C: Config> Drop for ConcurrentTree<C>
+where
+    C::Layout: ConcurrentLayout,
+{
+    fn drop(&mut self) {
+        // Retired nodes are the reclaimer's, freed when it drops after
+        // this; what is reachable is the tree's.
+        let pin = self.reclaimer.pin();
+        let root = self.root.load(Ordering::Relaxed);
+        self.free_subtree(&pin, root);
+    }
+}
+
+impl<C: Config> fmt::Debug for ConcurrentTree<C>
+where
+    C::Layout: ConcurrentLayout,
+    ValueOf<C>: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<C: Config> Extend<(C::Key, ValueOf<C>)> for ConcurrentTree<C>
+where
+    C::Layout: ConcurrentLayout,
+{
+    fn extend<I: IntoIterator<Item = (C::Key, ValueOf<C>)>>(&mut self, items: I) {
+        for (key, value) in items {
+            self.insert(key, value);
+        }
+    }
+}
+
+impl<C: Config> FromIterator<(C::Key, ValueOf<C>)> for ConcurrentTree<C>
+where
+    C::Layout: ConcurrentLayout,
+{
+    fn from_iter<I: IntoIterator<Item = (C::Key, ValueOf<C>)>>(items: I) -> Self {
+        let mut tree = Self::new();
+        tree.extend(items);
+        tree
+    }
+}
+
+#[cfg(test)]
+mod tests;

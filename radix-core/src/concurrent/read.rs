@@ -1,0 +1,142 @@
+//! Lookups: a walk down with atomic loads, under a pin, taking no lock.
+
+use super::layout::{Cell, ConcurrentLayout};
+use super::node::{Kind, NodeRef};
+use super::reclaim::Pin;
+use super::{ConcurrentTree, ValueOf};
+use crate::config::Config;
+use crate::key::Key;
+
+impl<C: Config> ConcurrentTree<C>
+where
+    C::Layout: ConcurrentLayout,
+{
+    /// Finds `key` and calls `f` on its value, under `pin`.
+    #[inline(always)]
+    pub(super) fn lookup<R>(
+        &self,
+        pin: &Pin<'_>,
+        key: C::Key,
+        f: impl FnOnce(&ValueOf<C>) -> R,
+    ) -> Option<R> {
+        let mut word = pin.load(&self.root);
+        // Without path compression a child's shift is its parent's less
+        // one chunk, known before the child is loaded; only the root's is
+        // read from its header.
+        let mut shift = 0;
+        let mut at_root = true;
+        loop {
+            if word.is_null() {
+                return None;
+            }
+            let Some(kind) = Kind::of(word) else {
+                // SAFETY: a tag of zero in an inner slot is a lazy leaf, a
+                // cell the pin protects.
+                let cell = unsafe { Cell::<C::Key, ValueOf<C>>::get(word) };
+                return (cell.key == key).then(|| f(&cell.value));
+            };
+            // SAFETY: a node of this tree, loaded under the pin.
+            let node = unsafe { NodeRef::<C::Key>::new(word, kind) };
+            if Self::PATH {
+                let prefix = node.header().prefix();
+                if !key.matches_word(prefix) {
+                    return None;
+                }
+                shift = prefix.word_shift();
+            } else if at_root {
+                shift = node.header().shift();
+                if key.above(shift) {
+                    return None;
+                }
+                at_root = false;
+            }
+            let slot = node.find(key.chunk(shift), pin, Self::values_at(shift))?;
+            if shift == 0 {
+                // SAFETY: a last-level slot word of this layout, protected.
+                return Some(unsafe {
+                    <C::Layout as ConcurrentLayout>::with_slot::<C::Key, R>(slot, f)
+                });
+            }
+            word = slot;
+            shift -= 8;
+        }
+    }
+
+    /// The value of `key`, copied out.
+    ///
+    /// ```
+    /// radix_core::radix_tree! {
+    ///     pub struct Counts { key: u32, value: u64, concurrency: rowex }
+    /// }
+    /// let counts = Counts::new();
+    /// counts.insert(7, 70);
+    /// assert_eq!(counts.get(7), Some(70));
+    /// assert_eq!(counts.get(8), None);
+    /// ```
+    #[inline]
+    pub fn get(&self, key: C::Key) -> Option<ValueOf<C>>
+    where
+        ValueOf<C>: Copy,
+    {
+        self.lookup(&self.reclaimer.pin(), key, |value| *value)
+    }
+
+    /// Calls `f` on the value of `key`, if present, and returns what it
+    /// returns: the way to read a value that is not `Copy` without
+    /// cloning it. The value stays valid while `f` runs, whatever writers
+    /// do meanwhile.
+    ///
+    /// ```
+    /// radix_core::radix_tree! {
+    ///     pub struct Names { key: u64, value: String, layout: leaf, concurrency: rowex }
+    /// }
+    /// let names = Names::new();
+    /// names.insert(1, "one".to_string());
+    /// assert_eq!(names.get_with(1, |name| name.len()), Some(3));
+    /// ```
+    #[inline]
+    pub fn get_with<R>(&self, key: C::Key, f: impl FnOnce(&ValueOf<C>) -> R) -> Option<R> {
+        self.lookup(&self.reclaimer.pin(), key, f)
+    }
+
+    /// A clone of the value of `key`.
+    pub fn get_cloned(&self, key: C::Key) -> Option<ValueOf<C>> {
+        self.get_with(key, ValueOf::<C>::clone)
+    }
+
+    /// Whether `key` is present.
+    #[inline]
+    pub fn contains_key(&self, key: C::Key) -> bool {
+        self.lookup(&self.reclaimer.pin(), key, |_| ()).is_some()
+    }
+
+    /// Looks up a batch of items under one pin, calling `found` with each
+    /// item and its key's value, in order. `key` extracts the key from an
+    /// item, so items can carry more than the key.
+    ///
+    /// ```
+    /// radix_core::radix_tree! {
+    ///     pub struct Squares { key: u32, value: u64, concurrency: rowex }
+    /// }
+    /// let squares = Squares::new();
+    /// for k in 0..100u32 {
+    ///     squares.insert(k, u64::from(k * k));
+    /// }
+    /// let mut sum = 0;
+    /// squares.get_each(&[3, 9, 500], |&k| k, |_, value| sum += value.unwrap_or(0));
+    /// assert_eq!(sum, 9 + 81);
+    /// ```
+    pub fn get_each<T>(
+        &self,
+        items: &[T],
+        key: impl Fn(&T) -> C::Key,
+        mut found: impl FnMut(&T, Option<ValueOf<C>>),
+    ) where
+        ValueOf<C>: Copy,
+    {
+        let pin = self.reclaimer.pin();
+        for item in items {
+            found(item, self.lookup(&pin, key(item), |value| *value));
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! Removal, and the replacements it leads to: a node left empty leaves its
+//! parent, a node left with one child gives way to it where the
+//! compression allows, and a sparse node shrinks to a smaller kind.
+
+use super::layout::{Cell, ConcurrentLayout};
+use super::node::{Entries, Kind, NodeRef};
+use super::reclaim::Pin;
+use super::sync::Ordering;
+use super::{Attempt, ConcurrentTree, Parent, ValueOf};
+use crate::config::Config;
+use crate::key::{Key, SPAN};
+
+/// A node found by address: where it hangs, and its tagged pointer.
+struct Found<'p, K> {
+    parent: Parent<'p, K>,
+    node: NodeRef<'p, K>,
+    word: *mut u8,
+}
+
+impl<C: Config> ConcurrentTree<C>
+where
+    C::Layout: ConcurrentLayout,
+{
+    /// Removes `key` and returns its value.
+    ///
+    /// ```
+    /// radix_core::radix_tree! {
+    ///     pub struct Ids { key: u64, value: u32, concurrency: rowex }
+    /// }
+    /// let ids = Ids::new();
+    /// ids.insert(5, 1);
+    /// assert_eq!(ids.remove(5), Some(1));
+    /// assert_eq!(ids.remove(5), None);
+    /// assert!(ids.is_empty());
+    /// ```
+    pub fn remove(&self, key: C::Key) -> Option<ValueOf<C>> {
+        const { assert!(C::DELETE, "remove needs a configuration with delete: true") };
+        let pin = self.reclaimer.pin();
+        loop {
+            if let Attempt::Done(old) = self.try_remove(&pin, key) {
+                return old;
+            }
+        }
+    }
+
+    /// One attempt at a removal.
+    fn try_remove(&self, pin: &Pin<'_>, key: C::Key) -> Attempt<Option<ValueOf<C>>> {
+        let mut parent = Parent::Root;
+        let mut word = pin.load(&self.root);
+        let mut shift = 0;
+        loop {
+            if word.is_null() {
+                return Attempt::Done(None);
+            }
+            let Some(kind) = Kind::of(word) else {
+                return self.remove_cell(pin, parent, word, key);
+            };
+            // SAFETY: a node of this tree, loaded under the pin.
+            let node = unsafe { NodeRef::<C::Key>::new(word, kind) };
+            let header = node.header();
+            if Self::PATH {
+                shift = header.shift();
+                if !key.matches_word(header.prefix()) {
+                    return Attempt::Done(None);
+                }
+            } else if matches!(parent, Parent::Root) {
+                shift = header.shift();
+                if key.above(shift) {
+                    return Attempt::Done(None);
+                }
+            }
+            let chunk = key.chunk(shift);
+            if shift > 0 {
+                let Some(child) = node.find(chunk, pin, false) else {
+                    return Attempt::Done(None);
+                };
+                parent = Parent::Node(node, chunk);
+                word = child;
+                shift -= SPAN;
+                continue;
+            }
+            let Some(guard) = header.lock.lock() else {
+                return Attempt::Restart;
+            };
+            let Some(slot) = node.slot(chunk) else {
+                return Attempt::Done(None);
+            };
+            let old_word = slot.load(Ordering::Relaxed);
+            // SAFETY: a last-level slot word of this layout, under the lock.
+            let old = unsafe {
+                <C::Layout as ConcurrentLayout>::with_slot::<C::Key, _>(
+                    old_word,
+                    ValueOf::<C>::clone,
+                )
+            };
+            node.remove(chunk, Self::EMBEDS);
+            drop(guard);
+            if !Self::EMBEDS {
+                // SAFETY: the value's cell was just unlinked.
+                unsafe { self.retire_cell(pin, old_word) };
+            }
+            self.collapse(pin, key, node.addr());
+            return Attempt::Done(Some(old));
+        }
+    }
+
+    /// Removes the lazy leaf `word` in `parent`'s slot if it is `key`'s.
+    fn remove_cell(
+        &self,
+        pin: &Pin<'_>,
+        parent: Parent<'_, C::Key>,
+        word: *mut u8,
+        key: C::Key,
+    ) -> Attempt<Option<ValueOf<C>>> {
+        // SAFETY: a lazy leaf of this tree, loaded under the pin.
+        let cell = unsafe { Cell::<C::Key, ValueOf<C>>::get(word) };
+        if cell.key != key {
+            return Attempt::Done(None);
+        }
+        let Some((guard, slot)) = self.lock_parent(parent, word) else {
+            return Attempt::Restart;
+        };
+        match parent {
+            Parent::Root => slot.store(core::ptr::null_mut(), Ordering::Release),
+            Parent::Node(node, chunk) => node.remove(chunk, false),
+        }
+        drop(guard);
+        let old = cell.value.clone();
+        // SAFETY: the cell was just unlinked.
+        unsafe { self.retire_cell(pin, word) };
+        if let Parent::Node(node, _) = parent {
+            self.collapse(pin, key, node.addr());
+        }
+        Attempt::Done(Some(old))
+    }
+
+    /// Replaces the node at address `target` on `key`'s path, if a removal
+    /// left it empty, with one child its compression can lift, or sparse
+    /// enough for a smaller kind; and so on upwards while nodes empty.
+    fn collapse(&self, pin: &Pin<'_>, key: C::Key, mut target: usize) {
+        loop {
+            let Some(Found { parent, node, word }) = self.find_node(pin, key, target) else {
+                return;
+            };
+            let Some((parent_guard, slot)) = self.lock_parent(parent, word) else {
+                // The parent changed under us; look again.
+                continue;
+            };
+            let Some(guard) = node.header().lock.lock() else {
+                return;
+            };
+            let shift = node.header().shift();
+            let values = Self::values_at(shift);
+            let mut entries = Entries::new();
+            node.entries(pin, &mut entries, values);
+            let emptied = entries.len() == 0;
+            let replacement = if emptied {
+                match parent {
+                    Parent::Root => slot.store(core::ptr::null_mut(), Ordering::Release),
+                    Parent::Node(parent, chunk) => parent.remove(chunk, false),
+                }
+                None
+            } else if let Some(child) = self.lifted(node, &entries) {
+                Some(child)
+            } else if let Some(smaller) = node.kind().smaller()
+                && entries.len() <= smaller.capacity() / 2
+            {
+                Some(self.new_node(smaller, node.header().prefix(), &entries, shift))
+            } else {
+                return;
+            };
+            if let Some(replacement) = replacement {
+                slot.store(replacement, Ordering::Release);
+            }
+            guard.mark_obsolete();
+            drop(guard);
+            drop(parent_guard);
+            // SAFETY: unlinked above and marked obsolete.
+            unsafe { self.retire_node(pin, word, node.kind()) };
+            match parent {
+                Parent::Node(parent, _) if emptied => target = parent.addr(),
+                _ => return,
+            }
+        }
+    }
+
+    /// What replaces a node holding only `entries` (one of them) in its
+    /// parent's slot, if the compression allows: its child, or a lazy leaf
+    /// for its value.
+    fn lifted(&self, node: NodeRef<'_, C::Key>, entries: &Entries) -> Option<*mut u8> {
+        let (chunk, child) = entries.iter().next().filter(|_| entries.len() == 1)?;
+        let shift = node.header().shift();
+        if shift == 0 {
+            if !Self::LAZY {
+                return None;
+            }
+            if !Self::EMBEDS {
+                // A leaf layout's value is already a cell.
+                return Some(child);
+            }
+            let key = node.header().prefix().with_chunk(0, chunk);
+            // SAFETY: an embedded last-level slot word of this layout.
+            let value = unsafe {
+                <C::Layout as ConcurrentLayout>::with_slot::<C::Key, _>(child, ValueOf::<C>::clone)
+            };
+            return Some(self.new_cell(key, value));
+        }
+        let is_cell = Kind::of(child).is_none();
+        (Self::PATH || (Self::LAZY && is_cell)).then_some(child)
+    }
+
+    /// The node at address `target` on `key`'s path, if it is still in
+    /// the tree.
+    fn find_node<'p>(
+        &self,
+        pin: &'p Pin<'_>,
+        key: C::Key,
+        target: usize,
+    ) -> Option<Found<'p, C::Key>>
+    where
+        Self: 'p,
+    {
+        let mut parent = Parent::Root;
+        let mut word = pin.load(&self.root);
+        let mut shift = 0;
+        loop {
+            let kind = Kind::of(word)?;
+            // SAFETY: a node of this tree, loaded under the pin.
+            let node = unsafe { NodeRef::<C::Key>::new(word, kind) };
+            if node.addr() == target {
+                return Some(Found { parent, node, word });
+            }
+            if Self::PATH || matches!(parent, Parent::Root) {
+                shift = node.header().shift();
+            }
+            if shift == 0 || (Self::PATH && !key.matches_word(node.header().prefix())) {
+                return None;
+            }
+            let chunk = key.chunk(shift);
+            let child = node.find(chunk, pin, false)?;
+            parent = Parent::Node(node, chunk);
+            word = child;
+            shift -= SPAN;
+        }
+    }
+}

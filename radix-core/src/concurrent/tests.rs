@@ -1,0 +1,209 @@
+//! Unit tests of the concurrent engine: every compression and layout
+//! against a `BTreeMap`, single-threaded, then with threads. Small sizes
+//! under Miri, whose race detector checks every shared word is atomic.
+
+use std::collections::BTreeMap;
+
+use super::ConcurrentTree;
+use crate::config::{Compression, Config};
+use crate::mem::LocalMemory;
+use crate::node::SizeClasses;
+use crate::value::{Embedded, Leaf};
+
+macro_rules! configs {
+    ($($name:ident: $key:ty, $layout:ty, $compression:ident;)*) => {$(
+        enum $name {}
+        impl Config for $name {
+            type Key = $key;
+            type Layout = $layout;
+            type Memory = LocalMemory;
+            const SIZE_CLASSES: SizeClasses = SizeClasses::DEFAULT;
+            const DELETE: bool = true;
+            const COMPRESSION: Compression = Compression::$compression;
+        }
+    )*};
+}
+
+configs! {
+    U64None: u64, Embedded<u64>, None;
+    U64Full: u64, Embedded<u64>, Full;
+    U64Lazy: u64, Embedded<u64>, Lazy;
+    U64Path: u64, Embedded<u64>, Path;
+    U32LeafNone: u32, Leaf<String>, None;
+    U128LeafFull: u128, Leaf<String>, Full;
+    U16None: u16, Embedded<u32>, None;
+}
+
+const N: u64 = if cfg!(miri) { 300 } else { 20_000 };
+
+/// Keys of several shapes: dense, strided, and scattered.
+fn keys(n: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for i in 0..n {
+        out.push(i);
+        out.push(i * 8 + (1 << 20));
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.push(x >> (i % 40));
+    }
+    out
+}
+
+fn check_against_model<C: Config<Key = u64, Layout = Embedded<u64>>>() {
+    let tree = ConcurrentTree::<C>::new();
+    let mut model = BTreeMap::new();
+    for (i, k) in keys(N).into_iter().enumerate() {
+        assert_eq!(
+            tree.insert(k, i as u64),
+            model.insert(k, i as u64),
+            "insert {k}"
+        );
+    }
+    for (&k, &v) in &model {
+        assert_eq!(tree.get(k), Some(v), "get {k}");
+    }
+    assert_eq!(tree.get(u64::MAX - 1), model.get(&(u64::MAX - 1)).copied());
+    assert!(tree.iter().eq(model.iter().map(|(&k, &v)| (k, v))));
+    assert!(
+        tree.iter()
+            .rev()
+            .eq(model.iter().rev().map(|(&k, &v)| (k, v)))
+    );
+    let (lo, hi) = (1000, 1 << 21);
+    assert!(
+        tree.range(lo..hi)
+            .eq(model.range(lo..hi).map(|(&k, &v)| (k, v)))
+    );
+    assert!(
+        tree.range(lo..=hi)
+            .rev()
+            .eq(model.range(lo..=hi).rev().map(|(&k, &v)| (k, v)))
+    );
+    // Remove every other key, then all.
+    let all: Vec<u64> = model.keys().copied().collect();
+    for k in all.iter().step_by(2) {
+        assert_eq!(tree.remove(*k), model.remove(k), "remove {k}");
+    }
+    assert!(tree.iter().eq(model.iter().map(|(&k, &v)| (k, v))));
+    for k in &all {
+        assert_eq!(tree.remove(*k), model.remove(k), "remove {k}");
+    }
+    assert!(tree.is_empty());
+    assert_eq!(tree.memory_usage(), 0, "an emptied tree holds nothing");
+}
+
+#[test]
+fn matches_a_model_uncompressed() {
+    check_against_model::<U64None>();
+}
+
+#[test]
+fn matches_a_model_fully_compressed() {
+    check_against_model::<U64Full>();
+}
+
+#[test]
+fn matches_a_model_lazy() {
+    check_against_model::<U64Lazy>();
+}
+
+#[test]
+fn matches_a_model_path() {
+    check_against_model::<U64Path>();
+}
+
+#[test]
+fn leaf_values_are_replaced_and_freed() {
+    let tree = ConcurrentTree::<U32LeafNone>::new();
+    for k in 0..N as u32 {
+        tree.insert(k * 3, k.to_string());
+    }
+    assert_eq!(tree.insert(9, "nine".into()), Some("3".into()));
+    assert_eq!(tree.get_with(9, |v| v.clone()), Some("nine".into()));
+    assert_eq!(tree.remove(9), Some("nine".into()));
+    assert_eq!(tree.get_cloned(9), None);
+    assert_eq!(tree.len(), N as usize - 1);
+}
+
+#[test]
+fn wide_keys_leaf_values() {
+    let tree = ConcurrentTree::<U128LeafFull>::new();
+    let mut model = BTreeMap::new();
+    for k in keys(N / 4) {
+        let key = u128::from(k) << 64 | u128::from(k.rotate_left(17));
+        assert_eq!(
+            tree.insert(key, k.to_string()),
+            model.insert(key, k.to_string())
+        );
+    }
+    assert!(tree.iter().eq(model.clone()));
+    for (i, k) in model.keys().enumerate() {
+        if i % 3 == 0 {
+            tree.remove(*k);
+        }
+    }
+    let kept: Vec<_> = model
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| i % 3 != 0)
+        .map(|(_, e)| e)
+        .collect();
+    assert!(tree.iter().eq(kept));
+}
+
+#[test]
+fn narrow_keys_fill_and_empty_every_node_kind() {
+    let tree = ConcurrentTree::<U16None>::new();
+    for round in 0..3u32 {
+        for k in 0..=u16::MAX / if cfg!(miri) { 64 } else { 1 } {
+            tree.insert(k, u32::from(k) + round);
+        }
+        for k in (0..=u16::MAX / if cfg!(miri) { 64 } else { 1 }).rev() {
+            assert_eq!(tree.remove(k), Some(u32::from(k) + round));
+        }
+        assert!(tree.is_empty());
+    }
+}
+
+#[test]
+fn upsert_runs_once_per_call() {
+    let tree = ConcurrentTree::<U64None>::new();
+    for i in 0..1000u64 {
+        tree.update_or_insert(i % 10, |old| old.copied().unwrap_or(0) + 1);
+    }
+    assert!(tree.iter().all(|(_, n)| n == 100));
+}
+
+#[test]
+fn threads_insert_disjoint_ranges_and_read_meanwhile() {
+    let tree = ConcurrentTree::<U64Full>::new();
+    let per = if cfg!(miri) { 40 } else { 5000 };
+    std::thread::scope(|s| {
+        for t in 0..3u64 {
+            let tree = &tree;
+            s.spawn(move || {
+                for i in 0..per {
+                    tree.insert((t << 40) | (i * 7), i);
+                }
+                for i in (0..per).step_by(2) {
+                    assert_eq!(tree.remove((t << 40) | (i * 7)), Some(i));
+                }
+            });
+        }
+        s.spawn(|| {
+            for i in 0..per {
+                if let Some(v) = tree.get((1 << 40) | (i * 7)) {
+                    assert_eq!(v, i);
+                }
+            }
+        });
+    });
+    for t in 0..3u64 {
+        for i in 0..per {
+            let expected = (i % 2 == 1).then_some(i);
+            assert_eq!(tree.get((t << 40) | (i * 7)), expected);
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! Inserts and upserts: lock the node that changes, or its parent too when
+//! it must be replaced.
+
+use super::layout::{Cell, ConcurrentLayout};
+use super::node::{Entries, Kind, NodeRef};
+use super::reclaim::Pin;
+use super::sync::Ordering;
+use super::{Attempt, ConcurrentTree, Parent, ValueOf};
+use crate::config::Config;
+use crate::key::{Key, SPAN};
+
+impl<C: Config> ConcurrentTree<C>
+where
+    C::Layout: ConcurrentLayout,
+{
+    /// Inserts `value` under `key` and returns the value it replaced.
+    ///
+    /// ```
+    /// radix_core::radix_tree! {
+    ///     pub struct Ids { key: u64, value: u32, concurrency: rowex }
+    /// }
+    /// let ids = Ids::new();
+    /// assert_eq!(ids.insert(5, 1), None);
+    /// assert_eq!(ids.insert(5, 2), Some(1));
+    /// assert_eq!(ids.get(5), Some(2));
+    /// ```
+    pub fn insert(&self, key: C::Key, value: ValueOf<C>) -> Option<ValueOf<C>> {
+        self.update_or_insert(key, |_| value)
+    }
+
+    /// Stores `f(old)` under `key`, where `old` is the present value if
+    /// there is one, and returns the value it replaced: an upsert that no
+    /// other writer can interleave with.
+    ///
+    /// `f` runs once, while the writer holds the lock of the node where
+    /// `key` lives. It must not write to this tree, which could wait for
+    /// that lock. Readers go on meanwhile; if `f` panics, nothing changes.
+    ///
+    /// ```
+    /// radix_core::radix_tree! {
+    ///     pub struct Bits { key: u64, value: u64, concurrency: rowex }
+    /// }
+    /// let bits = Bits::new();
+    /// for tid in [3u64, 5, 64 + 1] {
+    ///     bits.update_or_insert(tid / 64, |old| old.copied().unwrap_or(0) | 1 << (tid % 64));
+    /// }
+    /// assert_eq!(bits.get(0), Some(0b101000));
+    /// assert_eq!(bits.get(1), Some(0b10));
+    /// ```
+    pub fn update_or_insert(
+        &self,
+        key: C::Key,
+        f: impl FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>,
+    ) -> Option<ValueOf<C>> {
+        let pin = self.reclaimer.pin();
+        // The closure is taken once, when an attempt commits.
+        let mut make = Some(f);
+        loop {
+            if let Attempt::Done(old) = self.try_upsert(&pin, key, &mut make) {
+                return old;
+            }
+        }
+    }
+
+    /// Takes the caller's closure and makes the value to store.
+    fn make<F: FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>>(
+        make: &mut Option<F>,
+        old: Option<&ValueOf<C>>,
+    ) -> ValueOf<C> {
+        let f = make.take().expect("a write commits once");
+        f(old)
+    }
+
+    /// One attempt at an upsert.
+    fn try_upsert<F: FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>>(
+        &self,
+        pin: &Pin<'_>,
+        key: C::Key,
+        make: &mut Option<F>,
+    ) -> Attempt<Option<ValueOf<C>>> {
+        let mut parent = Parent::Root;
+        let mut word = pin.load(&self.root);
+        let mut shift = 0;
+        loop {
+            if word.is_null() {
+                // Only the root slot is ever empty: a node's absent child
+                // is handled at the node.
+                let Some((_guard, slot)) = self.lock_parent(parent, word) else {
+                    return Attempt::Restart;
+                };
+                let value = Self::make(make, None);
+                let top = key.root_shift();
+                slot.store(self.single(key, top, value), Ordering::Release);
+                return Attempt::Done(None);
+            }
+            let Some(kind) = Kind::of(word) else {
+                return self.upsert_at_cell(pin, parent, word, key, make);
+            };
+            // SAFETY: a node of this tree, loaded under the pin.
+            let node = unsafe { NodeRef::<C::Key>::new(word, kind) };
+            let header = node.header();
+            let at_root = matches!(parent, Parent::Root);
+            let mismatch = if Self::PATH {
+                shift = header.shift();
+                !key.matches_word(header.prefix())
+            } else {
+                if at_root {
+                    shift = header.shift();
+                }
+                at_root && key.above(shift)
+            };
+            if mismatch {
+                return self.split_above(parent, word, shift, key, make);
+            }
+            let chunk = key.chunk(shift);
+            let values = Self::values_at(shift);
+            if shift > 0
+                && let Some(child) = node.find(chunk, pin, false)
+            {
+                parent = Parent::Node(node, chunk);
+                word = child;
+                shift -= SPAN;
+                continue;
+            }
+            // The key's slot is in this node: present (last level), or
+            // absent and to be added.
+            let Some(guard) = header.lock.lock() else {
+                return Attempt::Restart;
+            };
+            if let Some(slot) = node.slot(chunk) {
+                if shift > 0 {
+                    // A child appeared since the search: descend again.
+                    return Attempt::Restart;
+                }
+                let old_word = slot.load(Ordering::Relaxed);
+                // SAFETY: a last-level slot word of this layout; the node
+                // is locked, so it is this tree's current value.
+                let old = unsafe {
+                    <C::Layout as ConcurrentLayout>::with_slot::<C::Key, _>(
+                        old_word,
+                        ValueOf::<C>::clone,
+                    )
+                };
+                let value = Self::make(make, Some(&old));
+                slot.store(self.new_slot(key, value), Ordering::Release);
+                drop(guard);
+                if !Self::EMBEDS {
+                    // SAFETY: the old value's cell was just unlinked.
+                    unsafe { self.retire_cell(pin, old_word) };
+                }
+                return Attempt::Done(Some(old));
+            }
+            if node.has_room(chunk, values) {
+                let value = Self::make(make, None);
+                let child = self.below(key, shift, value);
+                let appended = node.try_append(chunk, child, values);
+                debug_assert!(appended);
+                return Attempt::Done(None);
+            }
+            drop(guard);
+            return self.grow(pin, parent, node, word, shift, key, make);
+        }
+    }
+
+    /// The child to add for `key` below a node at `shift`: its value's slot
+    /// word at the last level, else a subtree holding only `key`.
+    fn below(&self, key: C::Key, shift: u32, value: ValueOf<C>) -> *mut u8 {
+        if shift == 0 {
+            self.new_slot(key, value)
+        } else {
+            self.single(key, shift - SPAN, value)
+        }
+    }
+
+    /// A subtree holding only `key`, for a slot whose child would sit at
+    /// `shift`: a lazy leaf, a last-level node carrying the whole path in
+    /// its prefix, or a chain of nodes down to the last level.
+    pub(super) fn single(&self, key: C::Key, shift: u32, value: ValueOf<C>) -> *mut u8 {
+        if Self::LAZY {
+            return self.new_cell(key, value);
+        }
+        let mut word = self.new_node1(key, 0, self.new_slot(key, value));
+        if !Self::PATH {
+            word = self.chain(key, SPAN, shift, word);
+        }
+        word
+    }
+
+    /// Wraps `word` in single-child nodes at shifts `from..=to` on `key`'s
+    /// path.
+    fn chain(&self, key: C::Key, from: u32, to: u32, mut word: *mut u8) -> *mut u8 {
+        let mut shift = from;
+        while shift <= to {
+            word = self.new_node1(key, shift, word);
+            shift += SPAN;
+        }
+        word
+    }
+
+    /// The subtree that holds `other`'s subtree and `key`, which diverge:
+    /// a node at their diverging shift with `other_child` (already the
+    /// child for that node's level) and `key`'s child, under a chain of
+    /// single-child nodes up to `top` unless prefixes record the path.
+    fn join(
+        &self,
+        key: C::Key,
+        value: ValueOf<C>,
+        other: C::Key,
+        other_child: *mut u8,
+        top: u32,
+    ) -> *mut u8 {
+        let split = key.diverging_shift(other);
+        let mut entries = Entries::new();
+        entries.push(other.chunk(split), other_child);
+        entries.push(key.chunk(split), self.below(key, split, value));
+        let node = self.new_node(Kind::N4, key.prefix_word(split), &entries, split);
+        if Self::PATH {
+            node
+        } else {
+            self.chain(key, split + SPAN, top, node)
+        }
+    }
+
+    /// Upserts where a lazy leaf sits in `parent`'s slot.
+    fn upsert_at_cell<F: FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>>(
+        &self,
+        pin: &Pin<'_>,
+        parent: Parent<'_, C::Key>,
+        word: *mut u8,
+        key: C::Key,
+        make: &mut Option<F>,
+    ) -> Attempt<Option<ValueOf<C>>> {
+        // SAFETY: a lazy leaf of this tree, loaded under the pin.
+        let cell = unsafe { Cell::<C::Key, ValueOf<C>>::get(word) };
+        let Some((guard, slot)) = self.lock_parent(parent, word) else {
+            return Attempt::Restart;
+        };
+        if cell.key == key {
+            let old = cell.value.clone();
+            let value = Self::make(make, Some(&old));
+            slot.store(self.new_cell(key, value), Ordering::Release);
+            drop(guard);
+            // SAFETY: the old cell was just unlinked.
+            unsafe { self.retire_cell(pin, word) };
+            return Attempt::Done(Some(old));
+        }
+        let value = Self::make(make, None);
+        let top = match parent {
+            Parent::Root => key.root_shift().max(cell.key.root_shift()),
+            Parent::Node(node, _) => node.header().shift() - SPAN,
+        };
+        // Below a split at the last level the other key needs a value slot:
+        // a leaf layout's cell is one, an embedded value is copied out.
+        let split = key.diverging_shift(cell.key);
+        let copied = split == 0 && Self::EMBEDS;
+        let other_child = if copied {
+            self.new_slot(cell.key, cell.value.clone())
+        } else {
+            word
+        };
+        slot.store(
+            self.join(key, value, cell.key, other_child, top),
+            Ordering::Release,
+        );
+        drop(guard);
+        if copied {
+            // SAFETY: the cell was just unlinked; its value lives on in
+            // the slot.
+            unsafe { self.retire_cell(pin, word) };
+        }
+        Attempt::Done(None)
+    }
+
+    /// Inserts `key`, which lies outside the node `word` at `shift`, by a
+    /// new node above it: a split of its compressed path, or, without path
+    /// compression, a taller root.
+    fn split_above<F: FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>>(
+        &self,
+        parent: Parent<'_, C::Key>,
+        word: *mut u8,
+        shift: u32,
+        key: C::Key,
+        make: &mut Option<F>,
+    ) -> Attempt<Option<ValueOf<C>>> {
+        let Some((_guard, slot)) = self.lock_parent(parent, word) else {
+            return Attempt::Restart;
+        };
+        let value = Self::make(make, None);
+        let joined = if Self::PATH {
+            // SAFETY: `word` is still the parent's child (checked under
+            // its lock), so the node is live.
+            let node = unsafe { NodeRef::<C::Key>::new(word, Kind::of(word).expect("a node")) };
+            self.join(key, value, node.header().prefix(), word, 0)
+        } else {
+            // The root's keys have zero chunks above it, as key 0 does;
+            // the old root hangs below the new one by a chain of zeros.
+            let top = key.root_shift();
+            let lifted = self.chain(C::Key::MIN, shift + SPAN, top - SPAN, word);
+            self.join(key, value, C::Key::MIN, lifted, top)
+        };
+        slot.store(joined, Ordering::Release);
+        Attempt::Done(None)
+    }
+
+    /// Adds `key` below a node with no room for it: builds the node anew,
+    /// compacted or of the next kind, and publishes it in its parent.
+    #[allow(clippy::too_many_arguments)]
+    fn grow<F: FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>>(
+        &self,
+        pin: &Pin<'_>,
+        parent: Parent<'_, C::Key>,
+        node: NodeRef<'_, C::Key>,
+        word: *mut u8,
+        shift: u32,
+        key: C::Key,
+        make: &mut Option<F>,
+    ) -> Attempt<Option<ValueOf<C>>> {
+        let Some((parent_guard, slot)) = self.lock_parent(parent, word) else {
+            return Attempt::Restart;
+        };
+        let Some(guard) = node.header().lock.lock() else {
+            return Attempt::Restart;
+        };
+        let chunk = key.chunk(shift);
+        if node.slot(chunk).is_some() {
+            return Attempt::Restart;
+        }
+        let values = Self::values_at(shift);
+        let mut entries = Entries::new();
+        node.entries(pin, &mut entries, values);
+        let value = Self::make(make, None);
+        entries.push(chunk, self.below(key, shift, value));
+        let kind = Kind::for_len(entries.len());
+        let grown = self.new_node(kind, node.header().prefix(), &entries, shift);
+        slot.store(grown, Ordering::Release);
+        guard.mark_obsolete();
+        drop(guard);
+        drop(parent_guard);
+        // SAFETY: unlinked above, and marked obsolete so no writer uses it.
+        unsafe { self.retire_node(pin, word, node.kind()) };
+        Attempt::Done(None)
+    }
+}
