@@ -331,6 +331,28 @@ where
         let value = Self::make(make, None);
         entries.push(chunk, self.below(key, shift, value));
         let kind = Kind::for_len(entries.len());
+        #[cfg(test)]
+        if C::COMPRESSION == crate::config::Compression::Path
+            && super::tests::PUBLISH_BEFORE_COPY.load(core::sync::atomic::Ordering::Relaxed)
+        {
+            // The bug the linearizability test must catch: readers find
+            // the grown node empty until the copy below is done.
+            let grown = self.new_node(kind, node.header().prefix(), &Entries::new(), shift);
+            slot.store(grown, Ordering::Release);
+            // SAFETY: the new node, unpublished to writers (the parent's
+            // lock is held), is this tree's.
+            let grown_node = unsafe { NodeRef::<C::Key>::new(grown, kind) };
+            for (chunk, child) in entries.iter() {
+                std::thread::yield_now();
+                grown_node.try_append(chunk, child, values);
+            }
+            guard.mark_obsolete();
+            drop(guard);
+            drop(parent_guard);
+            // SAFETY: as below.
+            unsafe { self.retire_node(pin, word, node.kind()) };
+            return Attempt::Done(None);
+        }
         let grown = self.new_node(kind, node.header().prefix(), &entries, shift);
         slot.store(grown, Ordering::Release);
         guard.mark_obsolete();

@@ -23,6 +23,8 @@ type Cfg<V> = radix_core::DefaultConfig<u64, V>;
 // std: `btree_map::Entry<'_, K, V>` is `Send` with `K: Send, V: Send`,
 // `Sync` with `K: Sync, V: Sync` (so are `OccupiedEntry` and `VacantEntry`).
 assert_impl_all!(Entry<'static, Cfg<u64>>: Send, Sync);
+assert_impl_all!(radix_core::concurrent::ConcurrentTree<Cfg<u64>>: Send, Sync);
+assert_impl_all!(radix_core::concurrent::Iter<'static, Cfg<u64>>: Send, Sync);
 assert_impl_all!(OccupiedEntry<'static, Cfg<u64>>: Send, Sync);
 assert_impl_all!(VacantEntry<'static, Cfg<u64>>: Send, Sync);
 assert_impl_all!(OccupiedEntry<'static, Cfg<Cell<u64>>>: Send);

@@ -14,6 +14,8 @@
 //! - [`auto_traits`]: `Send` and `Sync` of every public type, against std's;
 //! - [`lincheck`]: a linearizability checker for maps (WGL, per key), and
 //!   its tests against a correct map and a planted bug;
+//! - [`concurrent`]: the `concurrency: rowex` tree under threads: readers
+//!   of an ascending writer, disjoint writers, every byte given back;
 //! - [`alloc_accounting`], [`drop_map`]: every byte given back and every
 //!   value dropped once, through [`counting`], the binary's allocator;
 //! - [`serde`] (with the `serde` feature): the serialised forms.
@@ -27,6 +29,7 @@ mod counting;
 mod alloc_accounting;
 mod auto_traits;
 mod batch;
+mod concurrent;
 mod drop_map;
 mod lincheck;
 mod macro_api;
