@@ -109,3 +109,36 @@ pub fn is_installed() -> bool {
     drop(probe);
     kept > 0
 }
+
+/// [`settle`] ends once this thread's live bytes have not fallen below
+/// their lowest for this many rounds in a row: an epoch-based structure's
+/// flush frees at most a few bags of retired nodes, and a bag is freed
+/// two epochs after it was sealed. (Waiting for the count to stop
+/// *moving* never ended: each flush allocates and frees a bag of its own,
+/// so the count moves every round.)
+const SETTLE_STILL_ROUNDS: usize = 8;
+
+/// Upper bound on [`settle`]'s rounds.
+const SETTLE_MAX_ROUNDS: usize = 1 << 20;
+
+/// Calls `step` (an epoch-based structure's re-pin and flush) until it
+/// stops freeing memory on this thread, as the counting allocator sees it:
+/// until the thread's live bytes have not fallen below their lowest for 8
+/// rounds in a row. Without the counting allocator, 8 rounds.
+pub fn settle(mut step: impl FnMut()) {
+    let mut lowest = live_bytes();
+    let mut still = 0;
+    for _ in 0..SETTLE_MAX_ROUNDS {
+        step();
+        let now = live_bytes();
+        if now < lowest {
+            lowest = now;
+            still = 0;
+        } else {
+            still += 1;
+            if still == SETTLE_STILL_ROUNDS {
+                break;
+            }
+        }
+    }
+}

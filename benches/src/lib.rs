@@ -11,10 +11,11 @@
 //! - [`rng`]: the `splitmix64` PRNG, `hash64` and the shuffle;
 //! - [`workloads`]: each workload's parameters, data and measured phases
 //!   ([`workloads::rt`] for RT-1..RT-6, [`workloads::rt128`] for RT-7,
-//!   [`workloads::ts`] for TS-*, [`workloads::set`] for SET-1 and SET-2);
+//!   [`workloads::rtc`] for RT-C, [`workloads::ts`] for TS-*,
+//!   [`workloads::set`] for SET-1 and SET-2);
 //! - [`peers`]: the structures, behind the [`peers::RtMap`],
-//!   [`peers::DeadTidSet`] and [`peers::SetOps`] traits, one file per
-//!   family;
+//!   [`peers::DeadTidSet`], [`peers::SetOps`] and
+//!   [`peers::ConcurrentMap`] traits, one file per family;
 //! - [`alloc`]: the counting global allocator that measures peers without
 //!   their own memory accounting;
 //! - [`runner`]: runs a case for each structure on the same data, times

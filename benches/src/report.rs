@@ -10,6 +10,11 @@
 //! `union_ms`, `intersect_ms`, `union_mem_bytes`, `intersect_mem_bytes`,
 //! `union_len` and `intersect_len` (no `mem_bytes` or `load_ms`: the
 //! builds of A and B are not measured).
+//!
+//! RT-C gives one line per structure and row, the row in `params`
+//! (`readers=R,writers=W`), with `nkeys`, `mem_bytes` (after the load),
+//! `reads_per_s` and `writes_per_s` (operations per second of wall clock,
+//! all threads together), `hits` and `lookups` (equal in a correct map).
 
 use std::fmt::Write as _;
 
@@ -43,6 +48,31 @@ pub struct RtRow {
     pub value_sum: u64,
     /// RT-6: keys present after the churn.
     pub present: Option<u64>,
+}
+
+/// One RT-C structure's figures on one row (medians when repeated).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RtcRow {
+    /// The `impl` name.
+    pub impl_name: &'static str,
+    /// Distinct keys loaded.
+    pub nkeys: u64,
+    /// Bytes held after the load.
+    pub mem_bytes: u64,
+    /// Lookups, all readers.
+    pub lookups: u64,
+    /// Lookups that found their TID.
+    pub hits: u64,
+    /// Inserts and removes, all writers.
+    pub writes: u64,
+    /// Removes made.
+    pub removes: u64,
+    /// Removes that found their key.
+    pub removed: u64,
+    /// Lookups per second of wall clock, all readers.
+    pub reads_per_s: f64,
+    /// Inserts and removes per second of wall clock, all writers.
+    pub writes_per_s: f64,
 }
 
 /// One TS structure's figures on one case (medians when repeated).
@@ -132,6 +162,20 @@ impl RtRow {
     }
 }
 
+impl RtcRow {
+    /// Field-wise medians of repeated runs; counts from the first run
+    /// (every run is checked on its own).
+    pub fn median(runs: &[RtcRow]) -> RtcRow {
+        let first = runs[0].clone();
+        RtcRow {
+            mem_bytes: median_u64(runs.iter().map(|r| r.mem_bytes)),
+            reads_per_s: median_f64(runs.iter().map(|r| r.reads_per_s)),
+            writes_per_s: median_f64(runs.iter().map(|r| r.writes_per_s)),
+            ..first
+        }
+    }
+}
+
 impl TsRow {
     /// Field-wise medians of repeated runs; counts from the first run
     /// (every run is checked on its own).
@@ -167,6 +211,8 @@ impl SetRow {
 pub enum Rows {
     /// RT rows.
     Rt(Vec<RtRow>),
+    /// RT-C rows.
+    Rtc(Vec<RtcRow>),
     /// TS rows.
     Ts(Vec<TsRow>),
     /// SET rows.
@@ -230,6 +276,15 @@ pub struct Record {
     /// Hits (RT).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hits: Option<u64>,
+    /// Lookups, all readers (RT-C).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lookups: Option<u64>,
+    /// Lookups per second, all readers (RT-C).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reads_per_s: Option<f64>,
+    /// Inserts and removes per second, all writers (RT-C).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writes_per_s: Option<f64>,
     /// Dead TIDs (TS).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dead: Option<u64>,
@@ -274,6 +329,9 @@ impl Record {
             iterate_ms: None,
             churn_ms: None,
             hits: None,
+            lookups: None,
+            reads_per_s: None,
+            writes_per_s: None,
             dead: None,
             index: None,
             matched: None,
@@ -308,6 +366,18 @@ impl CaseResult {
                     search_ms: r.search_ms.map(round_ms),
                     churn_ms: r.churn_ms.map(round_ms),
                     hits: Some(r.hits),
+                    ..Record::new(&workload, r.impl_name, params.clone())
+                })
+                .collect(),
+            Rows::Rtc(rows) => rows
+                .iter()
+                .map(|r| Record {
+                    nkeys: Some(r.nkeys),
+                    mem_bytes: Some(r.mem_bytes),
+                    hits: Some(r.hits),
+                    lookups: Some(r.lookups),
+                    reads_per_s: Some(r.reads_per_s.round()),
+                    writes_per_s: Some(r.writes_per_s.round()),
                     ..Record::new(&workload, r.impl_name, params.clone())
                 })
                 .collect(),
@@ -365,6 +435,7 @@ impl CaseResult {
         let name = match &self.case {
             Case::Rt(rt) => format!("{} {}", rt.id(), rt.name()),
             Case::Rt128(rt) => format!("{} {}", rt.id(), rt.name()),
+            Case::Rtc(rtc) => format!("{} {}", rtc.id(), rtc.name()),
             Case::Ts(ts) => ts.id.to_string(),
             Case::Set(set) => format!("{} {}", set.id(), set.name()),
         };
@@ -372,6 +443,7 @@ impl CaseResult {
         let _ = writeln!(out);
         match &self.rows {
             Rows::Rt(rows) => self.rt_table(&mut out, rows),
+            Rows::Rtc(rows) => self.rtc_table(&mut out, rows),
             Rows::Ts(rows) => self.ts_table(&mut out, rows),
             Rows::Set(rows) => self.set_table(&mut out, rows),
         }
@@ -416,7 +488,7 @@ impl CaseResult {
                 }
                 phases
             }
-            Rows::Set(_) => return None,
+            Rows::Rtc(_) | Rows::Set(_) => return None,
         };
         let mut line = format!("**{} ÷ project**: ", shared::NAME);
         let figures: Vec<String> = phases
@@ -559,6 +631,51 @@ impl CaseResult {
 }
 
 impl CaseResult {
+    fn rtc_table(&self, out: &mut String, rows: &[RtcRow]) {
+        let Case::Rtc(rtc) = &self.case else {
+            return;
+        };
+        let project = rows.iter().find(|r| r.impl_name == "project");
+        let count = |n: u64, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        let _ = writeln!(
+            out,
+            "{} keys ({} blocks, {} TIDs in a reader's round); {} and {} for {} s after a barrier. \
+             Rates are operations per second of wall clock, all threads of a kind together \
+             (writes: inserts and removes); memory is after the load.\n",
+            group(rows.first().map_or(0, |r| r.nkeys)),
+            group(rtc.blocks),
+            group(self.lookups),
+            count(rtc.readers, "reader"),
+            count(rtc.writers, "writer"),
+            rtc.duration.as_secs_f64(),
+        );
+        let _ = writeln!(
+            out,
+            "| impl | memory | mem vs project | reads M/s | reads vs project | writes M/s | writes vs project | lookups | hits ok |"
+        );
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---|");
+        for r in rows {
+            let hits_ok = if r.hits == r.lookups {
+                "yes".to_string()
+            } else {
+                format!("**no**: {} of {}", group(r.hits), group(r.lookups))
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:.2} | {} | {:.2} | {} | {} | {} |",
+                r.impl_name,
+                mb(r.mem_bytes),
+                ratio(r.mem_bytes as f64, project.map(|p| p.mem_bytes as f64)),
+                r.reads_per_s / 1e6,
+                ratio(r.reads_per_s, project.map(|p| p.reads_per_s)),
+                r.writes_per_s / 1e6,
+                ratio(r.writes_per_s, project.map(|p| p.writes_per_s)),
+                group(r.lookups),
+                hits_ok,
+            );
+        }
+    }
+
     fn set_table(&self, out: &mut String, rows: &[SetRow]) {
         let project = rows.iter().find(|r| r.impl_name == "project");
         if let Some(m) = &self.set_model {

@@ -51,7 +51,14 @@ pub const fn hash64(mut x: u64) -> u64 {
 /// `splitmix64` seeded 0. For `i in 0..n-1` it picks
 /// `j = i + (prng() % (n - i))` and swaps `a[i]` and `a[j]`.
 pub fn shuffle<T>(a: &mut [T]) {
-    shuffle_prefix(a, a.len());
+    shuffle_seeded(a, 0);
+}
+
+/// [`shuffle`] with its `splitmix64` seeded `seed` instead of 0, for the
+/// workloads that name another seed (RT-C's reader `t` shuffles with
+/// `t + 1`). Seed 0 is [`shuffle`] exactly.
+pub fn shuffle_seeded<T>(a: &mut [T], seed: u64) {
+    shuffle_prefix_seeded(a, a.len(), seed);
 }
 
 /// The first `len` steps of [`shuffle`]: afterwards `a[..len]` holds exactly
@@ -59,8 +66,13 @@ pub fn shuffle<T>(a: &mut [T]) {
 /// `a[i]` at step `i`), a uniform random sample of `a` in random order,
 /// without paying for the rest of the permutation.
 pub fn shuffle_prefix<T>(a: &mut [T], len: usize) {
+    shuffle_prefix_seeded(a, len, 0);
+}
+
+/// The first `len` steps of [`shuffle_seeded`].
+fn shuffle_prefix_seeded<T>(a: &mut [T], len: usize, seed: u64) {
     let n = a.len();
-    let mut rng = SplitMix64::new(0);
+    let mut rng = SplitMix64::new(seed);
     for i in 0..len.min(n.saturating_sub(1)) {
         let j = i + (rng.next_u64() % (n - i) as u64) as usize;
         a.swap(i, j);
@@ -126,6 +138,30 @@ mod tests {
         let mut a = [0, 1, 2];
         shuffle(&mut a);
         assert_eq!(a, expected);
+    }
+
+    #[test]
+    fn seeded_shuffles() {
+        let mut zero: Vec<u32> = (0..1000).collect();
+        let mut plain = zero.clone();
+        shuffle_seeded(&mut zero, 0);
+        shuffle(&mut plain);
+        assert_eq!(zero, plain, "seed 0 is the plain shuffle");
+
+        // n = 3 with seed 7: the definition, from a PRNG seeded 7.
+        let mut rng = SplitMix64::new(7);
+        let j0 = (rng.next_u64() % 3) as usize;
+        let j1 = 1 + (rng.next_u64() % 2) as usize;
+        let mut expected = [0, 1, 2];
+        expected.swap(0, j0);
+        expected.swap(1, j1);
+        let mut a = [0, 1, 2];
+        shuffle_seeded(&mut a, 7);
+        assert_eq!(a, expected);
+
+        let mut one: Vec<u32> = (0..1000).collect();
+        shuffle_seeded(&mut one, 1);
+        assert_ne!(one, plain, "seeds 0 and 1 gave the same order");
     }
 
     #[test]

@@ -6,6 +6,11 @@
 //! [`DeadTidSet::own_memory`]), else the bytes the counting allocator saw
 //! it keep: live bytes after the load minus live bytes before construction.
 //!
+//! RT-C builds each structure, loads it and reads its memory on this
+//! thread, then runs its reader and writer threads for the case's wall
+//! clock time (see [`crate::workloads::rtc`]); a fresh structure for every
+//! row and run, since writers stopped mid-round leave keys behind.
+//!
 //! The SET workloads build A and B untimed, then time `A ∪= B` and
 //! `A ∩= B`, each on a fresh copy of A (copied untimed); a result's memory
 //! is its own account, or the live bytes added since before the copy of A
@@ -16,11 +21,13 @@ use std::time::Instant;
 
 use crate::alloc::{bytes_since, live_bytes};
 use crate::peers::{
-    self, DeadTidSet, Rt128Visitor, RtMap, RtVisitor, SetOps, SetVisitor, TsVisitor,
+    self, ConcurrentMap, DeadTidSet, Rt128Visitor, RtMap, RtVisitor, RtcVisitor, SetOps,
+    SetVisitor, TsVisitor,
 };
-use crate::report::{CaseResult, Rows, RtRow, SetRow, TsRow};
+use crate::report::{CaseResult, Rows, RtRow, RtcRow, SetRow, TsRow};
 use crate::workloads::rt::RtData;
 use crate::workloads::rt128::Rt128Data;
+use crate::workloads::rtc::{RtcCase, RtcData};
 use crate::workloads::set::{SetData, SetModel};
 use crate::workloads::ts::{Order, TsData, iterate};
 use crate::workloads::{Case, Rt128Case, RtCase, SetCase, TsCase};
@@ -75,6 +82,7 @@ impl RunOptions {
         let all: &[&'static str] = match case {
             Case::Rt(_) => &peers::RT_IMPLS,
             Case::Rt128(_) => &peers::RT128_IMPLS,
+            Case::Rtc(_) => &peers::RTC_IMPLS,
             Case::Ts(_) => &peers::TS_IMPLS,
             Case::Set(SetCase::Tids { .. }) => &peers::SET_TID_IMPLS,
             Case::Set(SetCase::Keys { .. }) => &peers::SET_KEY_IMPLS,
@@ -93,6 +101,7 @@ impl RunOptions {
         let known = |n: &String| {
             peers::RT_IMPLS.contains(&n.as_str())
                 || peers::RT128_IMPLS.contains(&n.as_str())
+                || peers::RTC_IMPLS.contains(&n.as_str())
                 || peers::TS_IMPLS.contains(&n.as_str())
                 || peers::SET_TID_IMPLS.contains(&n.as_str())
                 || peers::SET_KEY_IMPLS.contains(&n.as_str())
@@ -118,6 +127,7 @@ pub fn run_case(case: &Case, opts: &RunOptions, events: &mut dyn FnMut(Event<'_>
     match case {
         Case::Rt(rt) => run_rt(case, rt, opts, events),
         Case::Rt128(rt) => run_rt128(case, rt, opts, events),
+        Case::Rtc(rtc) => run_rtc(case, rtc, opts, events),
         Case::Ts(ts) => run_ts(case, ts, opts, events),
         Case::Set(set) => run_set(case, set, opts, events),
     }
@@ -155,6 +165,43 @@ fn run_rt128(
         |name| peers::visit_rt128(name, MeasureRt128 { data: &data }).expect("a known name"),
         |row| check_rt128(&data, row),
     )
+}
+
+fn run_rtc(
+    case: &Case,
+    rtc: &RtcCase,
+    opts: &RunOptions,
+    events: &mut dyn FnMut(Event<'_>),
+) -> CaseResult {
+    let data = RtcData::generate(rtc);
+    let (runs, failures) = measure_all(
+        case,
+        &opts.select(case),
+        opts,
+        events,
+        |name| {
+            peers::visit_rtc(
+                name,
+                MeasureRtc {
+                    data: &data,
+                    case: rtc,
+                },
+            )
+            .expect("a known name")
+        },
+        |row| check_rtc(rtc, row),
+    );
+    let rows = runs.iter().map(|r| RtcRow::median(r)).collect();
+    CaseResult {
+        case: case.clone(),
+        lookups: data.tids(),
+        shuffled_lookups: None,
+        dead: None,
+        index: None,
+        set_model: None,
+        rows: Rows::Rtc(rows),
+        failures,
+    }
 }
 
 /// Measures every selected map (either key width) with `measure`, checks
@@ -411,6 +458,75 @@ fn check_value_sum(row: &RtRow, expected: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// Measures one RT-C structure once, on one row.
+pub struct MeasureRtc<'a> {
+    /// The workload's data.
+    pub data: &'a RtcData,
+    /// The row: readers, writers, duration.
+    pub case: &'a RtcCase,
+}
+
+impl RtcVisitor for MeasureRtc<'_> {
+    type Output = RtcRow;
+
+    fn visit<M: ConcurrentMap>(self) -> RtcRow {
+        let data = self.data;
+        // Garbage still waiting in this structure's epochs (an earlier
+        // row's writers retired it) is freed now, not while this one's
+        // bytes are counted; each structure settles its own after its run.
+        M::quiesce();
+        let before = live_bytes();
+        let map = M::new();
+        data.load(&map);
+        M::quiesce();
+        let mem_bytes = memory(map.own_memory(), before);
+        let counts = data.run(&map, self.case);
+        drop(map);
+        M::quiesce();
+        let rate = |n: u64| {
+            if counts.seconds > 0.0 {
+                n as f64 / counts.seconds
+            } else {
+                0.0
+            }
+        };
+        RtcRow {
+            impl_name: M::NAME,
+            nkeys: data.nkeys(),
+            mem_bytes,
+            lookups: black_box(counts.lookups),
+            hits: black_box(counts.hits),
+            writes: counts.writes(),
+            removes: counts.removes,
+            removed: counts.removed,
+            reads_per_s: rate(counts.lookups),
+            writes_per_s: rate(counts.writes()),
+        }
+    }
+}
+
+fn check_rtc(case: &RtcCase, row: &RtcRow) -> Result<(), String> {
+    if row.hits != row.lookups {
+        return Err(format!(
+            "{} hits in {} lookups: RT-2's TIDs must all be found beside the writers",
+            row.hits, row.lookups
+        ));
+    }
+    if row.removed != row.removes {
+        return Err(format!(
+            "{} of {} removes found their key: a writer's keys are its own",
+            row.removed, row.removes
+        ));
+    }
+    if case.readers > 0 && row.lookups == 0 {
+        return Err("the readers made no lookups".to_string());
+    }
+    if case.writers > 0 && row.writes == 0 {
+        return Err("the writers made no inserts or removes".to_string());
+    }
+    Ok(())
+}
+
 /// Measures one TS structure once.
 pub struct MeasureTs<'a> {
     /// The workload's data.
@@ -589,6 +705,37 @@ mod tests {
             ..row
         };
         assert!(check_rt(rt, &data, &wrong_value).is_err());
+    }
+
+    #[test]
+    fn wrong_rtc_answers_are_reported() {
+        let case = tiny("RT-C:1,1");
+        let Case::Rtc(rtc) = &case else {
+            unreachable!()
+        };
+        let data = RtcData::generate(rtc);
+        let row = peers::visit_rtc(
+            "btreemap-rwlock",
+            MeasureRtc {
+                data: &data,
+                case: rtc,
+            },
+        )
+        .unwrap();
+        assert_eq!(check_rtc(rtc, &row), Ok(()));
+        assert!(row.lookups > 0 && row.writes > 0);
+        let lost_tid = RtcRow {
+            hits: row.hits - 1,
+            ..row.clone()
+        };
+        assert!(check_rtc(rtc, &lost_tid).is_err());
+        let lost_key = RtcRow {
+            removed: row.removes + 1,
+            ..row.clone()
+        };
+        assert!(check_rtc(rtc, &lost_key).is_err());
+        let idle = RtcRow { writes: 0, ..row };
+        assert!(check_rtc(rtc, &idle).is_err());
     }
 
     #[test]

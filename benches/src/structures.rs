@@ -1,6 +1,7 @@
 //! What a measured structure is to the workloads: one trait per workload
-//! family ([`RtMap`], [`DeadTidSet`], [`SetOps`]), the data SET-1 hands
-//! its structures ([`TidSide`]), and the encodings both sides use.
+//! family ([`RtMap`], [`DeadTidSet`], [`SetOps`], and [`ConcurrentMap`]
+//! for RT-C), the data SET-1 hands its structures ([`TidSide`]), and the
+//! encodings both sides use.
 //!
 //! The workloads (`crate::workloads`) drive these traits and the peers
 //! (`crate::peers`) implement them; both import this file, and neither
@@ -161,6 +162,55 @@ pub trait DeadTidSet {
     /// Walks the set in block order, giving each block's offsets,
     /// ascending, extracted into a buffer.
     fn for_each_block<F: FnMut(u32, &[u16])>(&self, f: F);
+
+    /// Bytes held, for a structure that accounts for its own memory;
+    /// `None` to have the counting allocator measure it.
+    fn own_memory(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// A `u64 -> u64` map shared by threads, as RT-C uses it: every operation
+/// takes `&self`, and readers and writers run at once.
+///
+/// A thread makes its operations in runs, holding one
+/// [`Guard`](Self::Guard) across each run: the epoch guard that a map
+/// whose API takes one explicitly (congee, scc) advises reusing, since
+/// pinning costs more than a lookup's share of it. A map that pins or
+/// locks inside each call has `Guard = ()` and pays that per operation,
+/// as its users do.
+pub trait ConcurrentMap: Send + Sync + Sized {
+    /// The `impl` name in reports (`project`, `congee`, ...).
+    const NAME: &'static str;
+
+    /// What a thread holds across a run of operations; `()` for a map
+    /// that needs nothing.
+    type Guard;
+
+    /// An empty map.
+    fn new() -> Self;
+
+    /// A guard for a run of operations on this thread.
+    fn guard(&self) -> Self::Guard;
+
+    /// Inserts or replaces the value of `key`.
+    fn insert(&self, key: u64, value: u64, guard: &Self::Guard);
+
+    /// The value of `key`. Every adapter marks this `#[inline(always)]`, as
+    /// [`RtMap::get`].
+    fn get(&self, key: u64, guard: &Self::Guard) -> Option<u64>;
+
+    /// Removes `key`; whether it was present.
+    fn remove(&self, key: u64, guard: &Self::Guard) -> bool;
+
+    /// Runs the map's deferred reclamation on this thread until it stops
+    /// freeing memory. An epoch-based map frees a retired node only once
+    /// its epoch has moved on: run before memory is read, this keeps
+    /// garbage out of the figure; run after a measurement, it keeps that
+    /// measurement's garbage from being freed during the next one, on its
+    /// thread, where the counting allocator would take it off another
+    /// structure's bytes. A map that frees at once does nothing.
+    fn quiesce() {}
 
     /// Bytes held, for a structure that accounts for its own memory;
     /// `None` to have the counting allocator measure it.

@@ -36,9 +36,10 @@ enum SizeArg {
 #[derive(Debug, Parser)]
 #[command(name = "bench-report", version)]
 struct Args {
-    /// Workload ids (RT-1..RT-7, TS-1..TS-8, TS-D, TS-S, SET-1, SET-2); a
-    /// variant may follow a colon: RT-4:0xFFFFFF, RT-5:16, RT-6:15,
-    /// RT-4:all. Default: every workload.
+    /// Workload ids (RT-1..RT-7, RT-C, TS-1..TS-8, TS-D, TS-S, SET-1,
+    /// SET-2); a variant may follow a colon: RT-4:0xFFFFFF, RT-5:16,
+    /// RT-6:15, RT-4:all, RT-C:1,1 (one row: readers,writers). Default:
+    /// every workload.
     workloads: Vec<String>,
     /// The size column of WORKLOADS.md.
     #[arg(long, value_enum, default_value = "default")]
@@ -63,7 +64,8 @@ struct Args {
     /// RT-1/RT-2's random_block variant.
     #[arg(long)]
     random_block: bool,
-    /// Factor on workload sizes, for quick checks (1 = as written).
+    /// Factor on workload sizes, for quick checks (1 = as written); it
+    /// also scales RT-C's 2 s of wall clock per row.
     #[arg(long, default_value_t = 1.0, hide = true)]
     scale: f64,
 }
@@ -118,8 +120,9 @@ fn main() -> ExitCode {
         let _ = writeln!(
             out,
             "# bench-report: size {:?}{}, {} run(s) per structure{}, shuffled TS lookups: {}\n\n\
-             Times in ms (median of runs); memory in decimal MB (kB below 1 MB); \"vs project\" is the \
-             structure's figure divided by the project's.\n",
+             Times in ms (median of runs); RT-C's rates in millions of operations per second; \
+             memory in decimal MB (kB below 1 MB); \"vs project\" is the structure's figure divided \
+             by the project's.\n",
             args.size,
             if args.scale == 1.0 {
                 String::new()

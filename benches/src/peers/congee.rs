@@ -7,25 +7,14 @@
 //! holds one guard across a batch of operations, as congee's documentation
 //! advises, and re-pins and flushes at [`RtMap::quiesce`] (after a load,
 //! after each churn round, and before memory is read) until the retired
-//! nodes are freed, which it sees through the counting allocator (without
-//! it, it stops after a few rounds).
+//! nodes are freed, which it sees through the counting allocator (see
+//! [`settle`]).
 
 use ::congee::Congee;
 use ::congee::epoch::{Guard, pin};
 
 use super::RtMap;
-use crate::alloc::live_bytes;
-
-/// [`RtMap::quiesce`] re-pins and flushes until the thread's live bytes
-/// have not fallen below their lowest for this many rounds in a row: each
-/// flush frees at most a few bags of retired nodes, and a bag is freed two
-/// epochs after it was sealed. (Waiting for them to stop *moving* never
-/// ended: each flush allocates and frees a bag of its own, so the count
-/// moves every round and every quiesce ran its million rounds.)
-const QUIESCE_STILL_ROUNDS: usize = 8;
-
-/// Upper bound on [`RtMap::quiesce`]'s rounds.
-const QUIESCE_MAX_ROUNDS: usize = 1 << 20;
+use crate::alloc::settle;
 
 /// `congee::Congee<usize, usize>` (keys and values are `u64` on 64-bit
 /// targets) with a held epoch guard.
@@ -66,21 +55,10 @@ impl RtMap for CongeeMap {
     }
 
     fn quiesce(&mut self) {
-        let mut lowest = live_bytes();
-        let mut still = 0;
-        for _ in 0..QUIESCE_MAX_ROUNDS {
-            self.guard.repin();
-            self.guard.flush();
-            let now = live_bytes();
-            if now < lowest {
-                lowest = now;
-                still = 0;
-            } else {
-                still += 1;
-                if still == QUIESCE_STILL_ROUNDS {
-                    break;
-                }
-            }
-        }
+        let guard = &mut self.guard;
+        settle(|| {
+            guard.repin();
+            guard.flush();
+        });
     }
 }

@@ -5,7 +5,9 @@
 //!   RT-6, and as `RtMap<u128>` a `u128 -> u64` map for RT-7;
 //! - [`DeadTidSet`]: a set of dead TIDs, for the TID store workloads (TS-*);
 //! - [`SetOps`]: a structure combined with another of its type, for the
-//!   set-operation workloads (SET-1 over TIDs, SET-2 over `u64` keys).
+//!   set-operation workloads (SET-1 over TIDs, SET-2 over `u64` keys);
+//! - [`ConcurrentMap`]: a `u64 -> u64` map shared by threads, for RT-C
+//!   (every one in [`concurrent`]).
 //!
 //! One file per peer family. Every implementation is a thin adapter: the
 //! workloads' loops are written once, generically, in
@@ -25,6 +27,7 @@
 pub mod array;
 pub mod blart;
 pub mod btree;
+pub mod concurrent;
 pub mod congee;
 pub mod croaring;
 pub mod hash;
@@ -35,7 +38,7 @@ pub mod shared;
 pub mod sorted_vec;
 
 pub use crate::structures::{
-    DeadTidSet, RtMap, SetOps, TidSide, element_checksum, group_by_block, tid_to_u64,
+    ConcurrentMap, DeadTidSet, RtMap, SetOps, TidSide, element_checksum, group_by_block, tid_to_u64,
 };
 
 /// Every RT structure's name, project first, in report order.
@@ -59,6 +62,17 @@ pub const RT128_IMPLS: [&str; 4] = [
     <blart::BlartMap<u128> as RtMap<u128>>::NAME,
     <btree::BTreeMapPeer<u128> as RtMap<u128>>::NAME,
     <hash::HashbrownMap<u128> as RtMap<u128>>::NAME,
+];
+
+/// Every RT-C structure's name, in report order: the project's concurrent
+/// tree, its plain tree behind a lock, then the peers WORKLOADS.md names.
+pub const RTC_IMPLS: [&str; 6] = [
+    concurrent::ProjectConcurrent::NAME,
+    concurrent::ProjectRwLock::NAME,
+    concurrent::CongeeConcurrent::NAME,
+    concurrent::SccTreeIndex::NAME,
+    concurrent::CrossbeamSkipMap::NAME,
+    concurrent::BTreeMapRwLock::NAME,
 ];
 
 /// Every TS structure's name, project first, in report order.
@@ -119,6 +133,15 @@ pub trait Rt128Visitor {
     type Output;
     /// Does the work with map type `M`.
     fn visit<M: RtMap<u128>>(self) -> Self::Output;
+}
+
+/// Work to do with one RT-C structure type, chosen at run time by name
+/// through [`visit_rtc`].
+pub trait RtcVisitor {
+    /// What the work returns.
+    type Output;
+    /// Does the work with map type `M`.
+    fn visit<M: ConcurrentMap>(self) -> Self::Output;
 }
 
 /// Work to do with one TS structure type, chosen at run time by name
@@ -193,6 +216,20 @@ pub fn visit_rt128<V: Rt128Visitor>(name: &str, visitor: V) -> Option<V::Output>
         <hash::HashbrownMap<u128> as RtMap<u128>>::NAME => {
             visitor.visit::<hash::HashbrownMap<u128>>()
         }
+        _ => return None,
+    })
+}
+
+/// Runs `visitor` with the RT-C structure called `name` (one of
+/// [`RTC_IMPLS`]); `None` for an unknown name.
+pub fn visit_rtc<V: RtcVisitor>(name: &str, visitor: V) -> Option<V::Output> {
+    Some(match name {
+        concurrent::ProjectConcurrent::NAME => visitor.visit::<concurrent::ProjectConcurrent>(),
+        concurrent::ProjectRwLock::NAME => visitor.visit::<concurrent::ProjectRwLock>(),
+        concurrent::CongeeConcurrent::NAME => visitor.visit::<concurrent::CongeeConcurrent>(),
+        concurrent::SccTreeIndex::NAME => visitor.visit::<concurrent::SccTreeIndex>(),
+        concurrent::CrossbeamSkipMap::NAME => visitor.visit::<concurrent::CrossbeamSkipMap>(),
+        concurrent::BTreeMapRwLock::NAME => visitor.visit::<concurrent::BTreeMapRwLock>(),
         _ => return None,
     })
 }

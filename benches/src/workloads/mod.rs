@@ -3,6 +3,8 @@
 //!
 //! - [`rt`]: the radix tree workloads RT-1 to RT-6 (`u64 -> u64` maps);
 //! - [`rt128`]: RT-7, random `u128` keys (`u128 -> u64` maps);
+//! - [`rtc`]: RT-C, RT-2's tree shared by reader and writer threads
+//!   (concurrent `u64 -> u64` maps);
 //! - [`ts`]: the TID store workloads TS-1 to TS-8, TS-D and TS-S;
 //! - [`set`]: the set-operation workloads SET-1 (TID stores) and SET-2
 //!   (`u64 -> u64` trees).
@@ -10,11 +12,13 @@
 //! A workload id on the command line may name a variant after a colon:
 //! `RT-4:0xFFFFFF` (a filter), `RT-5:16` (a fanout), `RT-6:15`, or `:all`
 //! for every variant WORKLOADS.md lists. Without one, RT-4 runs its default
-//! filter, RT-5 every fanout, and RT-6 fanout 120. RT-7, TS-* and SET-*
-//! take no variant.
+//! filter, RT-5 every fanout, and RT-6 fanout 120. RT-C takes one row of
+//! readers and writers as `RT-C:R,W` (`RT-C:1,1`); without one it runs
+//! every row WORKLOADS.md lists. RT-7, TS-* and SET-* take no variant.
 
 pub mod rt;
 pub mod rt128;
+pub mod rtc;
 pub mod set;
 pub mod ts;
 
@@ -22,6 +26,7 @@ use std::fmt;
 
 pub use rt::RtCase;
 pub use rt128::Rt128Case;
+pub use rtc::RtcCase;
 pub use set::SetCase;
 pub use ts::TsCase;
 
@@ -92,6 +97,8 @@ pub enum Case {
     Rt(RtCase),
     /// The radix tree workload with `u128` keys (RT-7).
     Rt128(Rt128Case),
+    /// One row (readers, writers) of the concurrent workload RT-C.
+    Rtc(RtcCase),
     /// A TID store workload.
     Ts(TsCase),
     /// A set-operation workload (SET-1, SET-2).
@@ -104,6 +111,7 @@ impl Case {
         match self {
             Case::Rt(c) => c.id(),
             Case::Rt128(c) => c.id(),
+            Case::Rtc(c) => c.id(),
             Case::Ts(c) => c.id,
             Case::Set(c) => c.id(),
         }
@@ -114,6 +122,7 @@ impl Case {
         match self {
             Case::Rt(c) => c.params(),
             Case::Rt128(c) => c.params(),
+            Case::Rtc(c) => c.params(),
             Case::Ts(c) => c.params(),
             Case::Set(c) => c.params(),
         }
@@ -127,9 +136,9 @@ impl fmt::Display for Case {
 }
 
 /// The ids run when none are named: every RT, TS and SET workload.
-pub const DEFAULT_WORKLOADS: [&str; 19] = [
-    "RT-1", "RT-2", "RT-3", "RT-4", "RT-5", "RT-6", "RT-7", "TS-1", "TS-2", "TS-3", "TS-4", "TS-5",
-    "TS-6", "TS-7", "TS-8", "TS-D", "TS-S", "SET-1", "SET-2",
+pub const DEFAULT_WORKLOADS: [&str; 20] = [
+    "RT-1", "RT-2", "RT-3", "RT-4", "RT-5", "RT-6", "RT-7", "RT-C", "TS-1", "TS-2", "TS-3", "TS-4",
+    "TS-5", "TS-6", "TS-7", "TS-8", "TS-D", "TS-S", "SET-1", "SET-2",
 ];
 
 /// Options that change a workload's data beyond its size.
@@ -149,6 +158,8 @@ pub fn parse(spec: &str, sizing: Sizing, variant: Variant) -> Result<Vec<Case>, 
     let id = id.to_ascii_uppercase();
     if id == "RT-7" {
         rt128::case(arg, sizing).map(|c| vec![Case::Rt128(c)])
+    } else if id == "RT-C" {
+        rtc::cases(arg, sizing).map(|v| v.into_iter().map(Case::Rtc).collect())
     } else if id.starts_with("RT-") {
         rt::cases(&id, arg, sizing, variant).map(|v| v.into_iter().map(Case::Rt).collect())
     } else if id.starts_with("TS-") {
@@ -207,6 +218,12 @@ mod tests {
         assert_eq!(parse("rt-7", s, v).unwrap().len(), 1);
         assert!(parse("RT-7:all", s, v).is_err());
         assert!(parse("RT-9", s, v).is_err());
+        assert_eq!(parse("RT-C", s, v).unwrap().len(), 5);
+        assert_eq!(
+            parse("rt-c:0,2", s, v).unwrap()[0].params(),
+            "readers=0,writers=2"
+        );
+        assert!(parse("RT-C:0,0", s, v).is_err());
         assert!(parse("TS-1:x", s, v).is_err());
         assert_eq!(parse("set-1", s, v).unwrap().len(), 1);
         assert_eq!(parse("SET-2", s, v).unwrap()[0].id(), "SET-2");

@@ -397,7 +397,7 @@ pub(crate) fn pair_answers<K: Copy + Ord>(pairs: &[(K, u64)]) -> (u64, u64) {
 /// RT-1/RT-2's walk: blocks `0..blocks` (each kept only when
 /// `prng() & 1 == 1` under `random_block`), offsets `1..=30`, as
 /// `block << 9 | offset`. Also returns the number of distinct keys.
-fn tid_walk(blocks: u64, random_block: bool) -> (Vec<u64>, u64) {
+pub(crate) fn tid_walk(blocks: u64, random_block: bool) -> (Vec<u64>, u64) {
     let mut rng = SplitMix64::new(0);
     let mut tids = Vec::with_capacity((blocks * RT_TIDS_PER_BLOCK) as usize);
     for block in 0..blocks {
