@@ -127,6 +127,12 @@
 //! A tree is an ordinary Rust value: `&self` reads, `&mut self` writes, and
 //! it is `Send`/`Sync` when its values are.
 //!
+//! A tree declared with `concurrency: rowex` is a
+//! [`concurrent::ConcurrentTree`] instead, which threads share through
+//! `&self`: readers take no lock and write nothing shared, writers lock only
+//! the nodes they change, and unlinked nodes are freed by epochs once no
+//! reader can hold them (the [`concurrent`] module explains the protocol).
+//!
 //! A tree declared with `memory: shared` lives in a shared-memory [`shm`]
 //! area instead, which other *processes* attach to by handle. Its slots
 //! store offsets into the area rather than addresses ([`mem`] explains who

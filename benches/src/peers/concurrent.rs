@@ -28,14 +28,57 @@ use ::congee::Congee;
 use crossbeam_skiplist::SkipMap;
 use scc::TreeIndex;
 
-use super::ConcurrentMap;
 use super::project::ProjectTree;
+use super::{ConcurrentMap, RtMap};
 use crate::alloc::settle;
 
 radix_core::radix_tree! {
     /// RT-C's concurrent tree: `u64 -> u64`, the default layout and size
     /// classes of the RT workloads' `project` tree, shared by threads.
     pub struct RtcTree { key: u64, value: u64, concurrency: rowex }
+}
+
+/// [`RtcTree`] as an [`RtMap`]: the concurrent tree on the single-thread
+/// RT workloads, `project-rowex`, to set its lookups and memory beside
+/// the plain tree's.
+pub struct ProjectRowex(RtcTree);
+
+impl RtMap for ProjectRowex {
+    const NAME: &'static str = "project-rowex";
+
+    fn new() -> Self {
+        Self(RtcTree::new())
+    }
+
+    #[inline]
+    fn insert(&mut self, key: u64, value: u64) {
+        self.0.insert(key, value);
+    }
+
+    #[inline(always)]
+    fn get(&self, key: u64) -> Option<u64> {
+        self.0.get(key)
+    }
+
+    #[inline(always)]
+    fn get_each<T: Copy>(
+        &self,
+        items: &[T],
+        key: impl Fn(T) -> u64,
+        mut found: impl FnMut(T, Option<u64>),
+    ) {
+        self.0
+            .get_each(items, |&item| key(item), |&item, value| found(item, value));
+    }
+
+    #[inline]
+    fn remove(&mut self, key: u64) -> bool {
+        self.0.remove(key).is_some()
+    }
+
+    fn own_memory(&self) -> Option<usize> {
+        Some(self.0.memory_usage())
+    }
 }
 
 /// [`RtcTree`] as a [`ConcurrentMap`].

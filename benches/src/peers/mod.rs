@@ -42,10 +42,11 @@ pub use crate::structures::{
 };
 
 /// Every RT structure's name, project first, in report order.
-pub const RT_IMPLS: [&str; 10] = [
+pub const RT_IMPLS: [&str; 11] = [
     project::ProjectMap::NAME,
     project::ProjectMapFull::NAME,
     project::ProjectMapBatched::NAME,
+    concurrent::ProjectRowex::NAME,
     shared::ProjectSharedMap::NAME,
     <blart::BlartMap as RtMap>::NAME,
     congee::CongeeMap::NAME,
@@ -193,6 +194,7 @@ pub fn visit_rt<V: RtVisitor>(name: &str, visitor: V) -> Option<V::Output> {
         project::ProjectMap::NAME => visitor.visit::<project::ProjectMap>(),
         project::ProjectMapFull::NAME => visitor.visit::<project::ProjectMapFull>(),
         project::ProjectMapBatched::NAME => visitor.visit::<project::ProjectMapBatched>(),
+        concurrent::ProjectRowex::NAME => visitor.visit::<concurrent::ProjectRowex>(),
         shared::ProjectSharedMap::NAME => visitor.visit::<shared::ProjectSharedMap>(),
         <blart::BlartMap as RtMap>::NAME => visitor.visit::<blart::BlartMap>(),
         congee::CongeeMap::NAME => visitor.visit::<congee::CongeeMap>(),

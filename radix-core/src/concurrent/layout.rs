@@ -180,7 +180,7 @@ pub trait ConcurrentLayout: sealed::Sealed + 'static {
     /// The value type.
     type Value: Clone + Send + Sync + 'static;
     /// Whether values are embedded in last-level slot words (otherwise
-    /// each is a [`Cell`] the slot points to).
+    /// each is a cell, key beside value, that the slot points to).
     const EMBEDS: bool;
 
     /// The last-level slot word for `key`'s `value`: the value's word, or

@@ -37,24 +37,17 @@ impl NodeLock {
     pub(crate) fn lock(&self) -> Option<LockGuard<'_>> {
         let mut spins = 0;
         loop {
-            let word = self.0.load(Ordering::Relaxed);
-            if word & OBSOLETE != 0 {
-                return None;
-            }
-            if word & LOCKED == 0
-                && self
-                    .0
-                    .compare_exchange_weak(
-                        word,
-                        word | LOCKED,
-                        Ordering::Acquire,
-                        Ordering::Relaxed,
-                    )
-                    .is_ok()
+            // A read-modify-write reads the latest value, where a plain
+            // load may go on reading an old one (the memory model promises
+            // no progress to a load; loom explores exactly that).
+            match self
+                .0
+                .compare_exchange(0, LOCKED, Ordering::Acquire, Ordering::Acquire)
             {
-                return Some(LockGuard { lock: self });
+                Ok(_) => return Some(LockGuard { lock: self }),
+                Err(word) if word & OBSOLETE != 0 => return None,
+                Err(_) => backoff(&mut spins),
             }
-            backoff(&mut spins);
         }
     }
 }
@@ -67,9 +60,11 @@ pub(crate) struct LockGuard<'a> {
 
 impl LockGuard<'_> {
     /// Marks the node obsolete. The lock stays held until the guard drops;
-    /// every later `lock` fails.
+    /// every later `lock` fails. Release, with the failed lock's acquire:
+    /// a writer that finds the mark then sees the replacement published
+    /// before it, so its restart cannot find the old node again.
     pub(crate) fn mark_obsolete(&self) {
-        self.lock.0.fetch_or(OBSOLETE, Ordering::Relaxed);
+        self.lock.0.fetch_or(OBSOLETE, Ordering::Release);
     }
 }
 

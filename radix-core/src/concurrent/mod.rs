@@ -8,7 +8,7 @@
 //! names as its own next step:
 //!
 //! - **Readers take no lock and write nothing shared.** A lookup pins the
-//!   current reclamation epoch ([`reclaim`]: one store to the calling
+//!   current reclamation epoch (`reclaim.rs`: one store to the calling
 //!   thread's own slot) and walks down with plain atomic loads. No version
 //!   is validated, so no read ever fails and retries. This is what sets it
 //!   apart from optimistic lock coupling (`congee`), whose readers re-read
@@ -18,14 +18,14 @@
 //!   a reader can take in either state: a value replaced in its slot, a
 //!   child appended to a node and then published by its live bit or index
 //!   byte, a child's pointer swapped for its replacement. The layouts that
-//!   make every such store safe are in [`node`].
+//!   make every such store safe are in `node.rs`.
 //! - **Every structural change is a replacement.** Growing, shrinking or
 //!   compacting a node, splitting a compressed path, and collapsing a node
 //!   left with one child build the new node off to the side, publish it
 //!   with one release store into the parent's slot, mark the old node
 //!   obsolete, and retire it. A reader already inside the old node finishes
 //!   on a consistent snapshot of it.
-//! - **Writers lock what they change**, parent before child ([`lock`]
+//! - **Writers lock what they change**, parent before child (`lock.rs`
 //!   explains why this cannot deadlock). Adding a child to a node with
 //!   room, replacing a value or removing a key locks one node; a
 //!   replacement locks the node and its parent. Writers below different
@@ -36,7 +36,7 @@
 //! key, and the configuration's compression (lazy leaves as immutable
 //! cells, prefixes as immutable absolute prefix words, so that a path
 //! split never changes the node below it). Values are embedded in slot
-//! words or kept in cells ([`layout`]).
+//! words or kept in cells (`layout.rs`).
 //!
 //! # Guarantees
 //!
@@ -65,6 +65,7 @@ use core::marker::PhantomData;
 
 pub use iter::Iter;
 pub use layout::{AtomicWord, ConcurrentLayout};
+pub use read::ReadPin;
 
 use crate::config::Config;
 use crate::key::Key;
@@ -116,14 +117,30 @@ pub struct ConcurrentTree<C: Config>
 where
     C::Layout: ConcurrentLayout,
 {
-    /// The root's tagged pointer, null when empty.
-    root: AtomicPtr<u8>,
+    /// The root's tagged pointer, null when empty. Every operation loads
+    /// it, so it has a cache line of its own (with the root lock, stored
+    /// to only when the root is replaced).
+    root: Padded<AtomicPtr<u8>>,
     /// The root slot's lock: the "parent lock" of the root node.
     root_lock: NodeLock,
-    /// Bytes held in nodes and cells.
-    bytes: AtomicUsize,
+    /// Bytes held in nodes and cells, on a line of its own: writers
+    /// store to it, readers never read it.
+    bytes: Padded<AtomicUsize>,
     reclaimer: Reclaimer,
     marker: PhantomData<fn() -> C>,
+}
+
+/// A value alone on its cache line (two lines, for the adjacent-line
+/// prefetcher of x86), so that stores to its neighbours do not evict it
+/// from readers' caches.
+#[repr(align(128))]
+struct Padded<T>(T);
+
+impl<T> core::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 // SAFETY: the tree owns its nodes and values; every shared word is an
@@ -161,9 +178,9 @@ where
     /// An empty tree.
     pub fn new() -> Self {
         Self {
-            root: AtomicPtr::new(core::ptr::null_mut()),
+            root: Padded(AtomicPtr::new(core::ptr::null_mut())),
             root_lock: NodeLock::new(),
-            bytes: AtomicUsize::new(0),
+            bytes: Padded(AtomicUsize::new(0)),
             reclaimer: Reclaimer::new(),
             marker: PhantomData,
         }

@@ -45,7 +45,7 @@ use super::lock::NodeLock;
 use super::reclaim::{Pin, Reclaim};
 use super::sync::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use crate::key::Key;
-use crate::simd::{GROUP_BYTES, eq_mask};
+use crate::simd::{GROUP_BYTES, eq_mask, prefetch};
 
 /// The pointer bits that carry a child's kind.
 const TAG_MASK: usize = 0b111;
@@ -187,6 +187,16 @@ impl<K: Key, const N: usize, const W: usize> Small<K, N, W> {
 
     #[inline(always)]
     fn find(&self, chunk: u8, pin: &Pin<'_>) -> Option<*mut u8> {
+        // The slots of a node of 16 or 32 lie on lines of their own: ask
+        // for them while the chunks are compared, so that the two misses
+        // of a lookup in a large tree overlap (as the plain engine's
+        // last-level node16 does).
+        if N >= 16 {
+            let slots = self.slots.as_ptr().cast::<u8>();
+            for line in (0..N * 8).step_by(64) {
+                prefetch(slots.wrapping_add(line));
+            }
+        }
         let hits = self.matches(chunk);
         (hits != 0).then(|| pin.load(&self.slots[hits.trailing_zeros() as usize]))
     }
@@ -244,6 +254,8 @@ pub(crate) struct Indexed<K> {
     header: Header<K>,
     /// Slots used so far (writers only).
     used: AtomicU8,
+    /// Live children (writers only).
+    count: AtomicU8,
     /// One plus the slot of each chunk's child, or zero.
     index: [AtomicU8; 256],
     slots: [AtomicPtr<u8>; 64],
@@ -254,6 +266,7 @@ impl<K: Key> Indexed<K> {
         Self {
             header: Header::new(prefix),
             used: AtomicU8::new(0),
+            count: AtomicU8::new(0),
             index: core::array::from_fn(|_| AtomicU8::new(0)),
             slots: core::array::from_fn(|_| null()),
         }
@@ -281,6 +294,8 @@ impl<K: Key> Indexed<K> {
         }
         self.slots[usize::from(at)].store(word, Ordering::Relaxed);
         self.used.store(at + 1, Ordering::Relaxed);
+        self.count
+            .store(self.count.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         // Release: the slot and its target are visible before the index.
         self.index[usize::from(chunk)].store(at + 1, Ordering::Release);
         true
@@ -288,6 +303,8 @@ impl<K: Key> Indexed<K> {
 
     fn remove(&self, chunk: u8) {
         self.index[usize::from(chunk)].store(0, Ordering::Release);
+        self.count
+            .store(self.count.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
     }
 
     fn entries(&self, pin: &Pin<'_>, out: &mut Entries) {
@@ -304,6 +321,8 @@ impl<K: Key> Indexed<K> {
 #[repr(C)]
 pub(crate) struct Full<K> {
     header: Header<K>,
+    /// Live children (writers only).
+    count: AtomicU32,
     /// Bit `c`: chunk `c` is present.
     present: [AtomicU64; 4],
     /// Bit `c`: chunk `c`'s embedded value was removed, so its slot may
@@ -316,6 +335,7 @@ impl<K: Key> Full<K> {
     fn new(prefix: K) -> Self {
         Self {
             header: Header::new(prefix),
+            count: AtomicU32::new(0),
             present: core::array::from_fn(|_| AtomicU64::new(0)),
             removed: core::array::from_fn(|_| AtomicU64::new(0)),
             slots: core::array::from_fn(|_| null()),
@@ -352,6 +372,8 @@ impl<K: Key> Full<K> {
         self.slots[usize::from(chunk)].store(word, Ordering::Release);
         let present = self.present[at].load(Ordering::Relaxed);
         self.present[at].store(present | bit, Ordering::Release);
+        self.count
+            .store(self.count.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         true
     }
 
@@ -365,6 +387,8 @@ impl<K: Key> Full<K> {
         } else {
             self.slots[usize::from(chunk)].store(ptr::null_mut(), Ordering::Release);
         }
+        self.count
+            .store(self.count.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
     }
 
     fn entries(&self, pin: &Pin<'_>, out: &mut Entries, values: bool) {
@@ -553,6 +577,17 @@ impl<'a, K: Key> NodeRef<'a, K> {
                 let bit = 1u64 << (chunk % 64);
                 !values || n.removed[usize::from(chunk / 64)].load(Ordering::Relaxed) & bit == 0
             }
+        }
+    }
+
+    /// How many children the node has. Writers only, under the lock.
+    pub(crate) fn len(self) -> usize {
+        match self {
+            NodeRef::N4(n) => n.live.load(Ordering::Relaxed).count_ones() as usize,
+            NodeRef::N16(n) => n.live.load(Ordering::Relaxed).count_ones() as usize,
+            NodeRef::N32(n) => n.live.load(Ordering::Relaxed).count_ones() as usize,
+            NodeRef::N64(n) => usize::from(n.count.load(Ordering::Relaxed)),
+            NodeRef::N256(n) => n.count.load(Ordering::Relaxed) as usize,
         }
     }
 

@@ -140,3 +140,79 @@ where
         }
     }
 }
+
+/// A reader's epoch pin on a [`ConcurrentTree`], held across many lookups:
+/// from [`ConcurrentTree::pin`].
+///
+/// Each lookup through the tree pins and unpins by itself. Unpinning is
+/// an atomic swap, a full barrier on x86, and a barrier between two
+/// lookups keeps the processor from overlapping one's cache misses with
+/// the next's: on RT-2 (random lookups in a 10 MB tree) a loop of `get`
+/// takes about twice the time of the same lookups under one pin. Hold a
+/// `ReadPin` across a loop instead, briefly: memory that writers unlink
+/// meanwhile is freed only after it drops. It cannot leave its thread.
+///
+/// ```
+/// radix_core::radix_tree! {
+///     pub struct Tree { key: u64, value: u64, concurrency: rowex }
+/// }
+/// let tree: Tree = (0..1000u64).map(|k| (k, k + 1)).collect();
+/// let pin = tree.pin();
+/// let sum: u64 = (0..1000).filter_map(|k| pin.get(k)).sum();
+/// assert_eq!(sum, 1000 * 1001 / 2);
+/// ```
+pub struct ReadPin<'a, C: Config>
+where
+    C::Layout: ConcurrentLayout,
+{
+    tree: &'a ConcurrentTree<C>,
+    pin: Pin<'a>,
+}
+
+impl<C: Config> ConcurrentTree<C>
+where
+    C::Layout: ConcurrentLayout,
+{
+    /// Pins the current epoch for a run of lookups; see [`ReadPin`].
+    pub fn pin(&self) -> ReadPin<'_, C> {
+        ReadPin {
+            tree: self,
+            pin: self.reclaimer.pin(),
+        }
+    }
+}
+
+impl<C: Config> ReadPin<'_, C>
+where
+    C::Layout: ConcurrentLayout,
+{
+    /// The value of `key`, copied out, as [`ConcurrentTree::get`].
+    #[inline]
+    pub fn get(&self, key: C::Key) -> Option<ValueOf<C>>
+    where
+        ValueOf<C>: Copy,
+    {
+        self.tree.lookup(&self.pin, key, |value| *value)
+    }
+
+    /// Calls `f` on the value of `key`, as [`ConcurrentTree::get_with`].
+    #[inline]
+    pub fn get_with<R>(&self, key: C::Key, f: impl FnOnce(&ValueOf<C>) -> R) -> Option<R> {
+        self.tree.lookup(&self.pin, key, f)
+    }
+
+    /// Whether `key` is present.
+    #[inline]
+    pub fn contains_key(&self, key: C::Key) -> bool {
+        self.tree.lookup(&self.pin, key, |_| ()).is_some()
+    }
+}
+
+impl<C: Config> core::fmt::Debug for ReadPin<'_, C>
+where
+    C::Layout: ConcurrentLayout,
+{
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ReadPin").finish_non_exhaustive()
+    }
+}

@@ -94,12 +94,15 @@ where
                 )
             };
             node.remove(chunk, Self::EMBEDS);
+            let sparse = Self::sparse(node);
             drop(guard);
             if !Self::EMBEDS {
                 // SAFETY: the value's cell was just unlinked.
                 unsafe { self.retire_cell(pin, old_word) };
             }
-            self.collapse(pin, key, node.addr());
+            if sparse {
+                self.collapse(pin, key, node.addr());
+            }
             return Attempt::Done(Some(old));
         }
     }
@@ -120,18 +123,41 @@ where
         let Some((guard, slot)) = self.lock_parent(parent, word) else {
             return Attempt::Restart;
         };
-        match parent {
-            Parent::Root => slot.store(core::ptr::null_mut(), Ordering::Release),
-            Parent::Node(node, chunk) => node.remove(chunk, false),
-        }
+        let sparse = match parent {
+            Parent::Root => {
+                slot.store(core::ptr::null_mut(), Ordering::Release);
+                false
+            }
+            Parent::Node(node, chunk) => {
+                node.remove(chunk, false);
+                Self::sparse(node)
+            }
+        };
         drop(guard);
         let old = cell.value.clone();
         // SAFETY: the cell was just unlinked.
         unsafe { self.retire_cell(pin, word) };
-        if let Parent::Node(node, _) = parent {
+        if let Parent::Node(node, _) = parent
+            && sparse
+        {
             self.collapse(pin, key, node.addr());
         }
         Attempt::Done(Some(old))
+    }
+
+    /// Whether a node a removal left with its children may need
+    /// [`collapse`](Self::collapse): empty, down to one child where the
+    /// compression lifts one, or sparse enough to shrink. Checked under
+    /// the node's lock from its count, so that the common removal does
+    /// not walk down again.
+    fn sparse(node: NodeRef<'_, C::Key>) -> bool {
+        let left = node.len();
+        left == 0
+            || (left == 1 && (Self::PATH || Self::LAZY))
+            || node
+                .kind()
+                .smaller()
+                .is_some_and(|smaller| left <= smaller.capacity() / 2)
     }
 
     /// Replaces the node at address `target` on `key`'s path, if a removal

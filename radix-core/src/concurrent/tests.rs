@@ -106,11 +106,19 @@ fn matches_a_model_fully_compressed() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "the same atomics as the none and full runs; Miri's time goes to those"
+)]
 fn matches_a_model_lazy() {
     check_against_model::<U64Lazy>();
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "the same atomics as the none and full runs; Miri's time goes to those"
+)]
 fn matches_a_model_path() {
     check_against_model::<U64Path>();
 }
@@ -129,6 +137,10 @@ fn leaf_values_are_replaced_and_freed() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "the same atomics as the none and full runs; Miri's time goes to those"
+)]
 fn wide_keys_leaf_values() {
     let tree = ConcurrentTree::<U128LeafFull>::new();
     let mut model = BTreeMap::new();
@@ -155,6 +167,10 @@ fn wide_keys_leaf_values() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "the same atomics as the none and full runs; Miri's time goes to those"
+)]
 fn narrow_keys_fill_and_empty_every_node_kind() {
     let tree = ConcurrentTree::<U16None>::new();
     for round in 0..3u32 {

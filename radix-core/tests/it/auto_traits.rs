@@ -25,6 +25,8 @@ type Cfg<V> = radix_core::DefaultConfig<u64, V>;
 assert_impl_all!(Entry<'static, Cfg<u64>>: Send, Sync);
 assert_impl_all!(radix_core::concurrent::ConcurrentTree<Cfg<u64>>: Send, Sync);
 assert_impl_all!(radix_core::concurrent::Iter<'static, Cfg<u64>>: Send, Sync);
+// A pin belongs to the thread that entered the epoch.
+assert_not_impl_any!(radix_core::concurrent::ReadPin<'static, Cfg<u64>>: Send);
 assert_impl_all!(OccupiedEntry<'static, Cfg<u64>>: Send, Sync);
 assert_impl_all!(VacantEntry<'static, Cfg<u64>>: Send, Sync);
 assert_impl_all!(OccupiedEntry<'static, Cfg<Cell<u64>>>: Send);

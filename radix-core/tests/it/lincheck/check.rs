@@ -161,27 +161,8 @@ pub fn record(map: &impl TestMap, keys: u64, per_thread: usize, seed: u64) -> Ve
                         let key = rng.below(keys);
                         let value = rng.below(1000);
                         let kind = rng.below(3);
-                        let call = clock.fetch_add(1, Ordering::SeqCst);
-                        let action = match kind {
-                            0 => Action::Get {
-                                found: map.get(key),
-                            },
-                            1 => Action::Insert {
-                                value,
-                                old: map.insert(key, value),
-                            },
-                            _ => Action::Remove {
-                                old: map.remove(key),
-                            },
-                        };
-                        let ret = clock.fetch_add(1, Ordering::SeqCst);
-                        events.push(Event {
-                            thread,
-                            key,
-                            action,
-                            call,
-                            ret,
-                        });
+                        let tick = || clock.fetch_add(1, Ordering::SeqCst);
+                        events.push(perform(map, thread, key, value, kind, tick));
                     }
                     events
                 })
@@ -190,4 +171,38 @@ pub fn record(map: &impl TestMap, keys: u64, per_thread: usize, seed: u64) -> Ve
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     histories.into_iter().flatten().collect()
+}
+
+/// Runs one operation on `map` and records it: `kind` 0 is a `get`, 1 an
+/// `insert` of `value`, 2 a `remove`; `tick` reads the shared clock before
+/// the call and after its return.
+pub fn perform(
+    map: &impl TestMap,
+    thread: usize,
+    key: u64,
+    value: u64,
+    kind: u64,
+    tick: impl Fn() -> u64,
+) -> Event {
+    let call = tick();
+    let action = match kind {
+        0 => Action::Get {
+            found: map.get(key),
+        },
+        1 => Action::Insert {
+            value,
+            old: map.insert(key, value),
+        },
+        _ => Action::Remove {
+            old: map.remove(key),
+        },
+    };
+    let ret = tick();
+    Event {
+        thread,
+        key,
+        action,
+        call,
+        ret,
+    }
 }
