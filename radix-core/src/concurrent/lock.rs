@@ -70,6 +70,10 @@ impl LockGuard<'_> {
 
 impl Drop for LockGuard<'_> {
     fn drop(&mut self) {
-        self.lock.0.fetch_and(!LOCKED, Ordering::Release);
+        // A plain store, not a read-modify-write: while the lock is held
+        // only its holder stores to the word (a waiter's compare-exchange
+        // fails without storing), so the word read here is current.
+        let word = self.lock.0.load(Ordering::Relaxed);
+        self.lock.0.store(word & !LOCKED, Ordering::Release);
     }
 }
