@@ -4,6 +4,9 @@
 //! - `project`: the project's concurrent tree ([`RtcTree`], declared with
 //!   `concurrency: rowex`), whose readers take no lock and whose every
 //!   call pins its own epoch;
+//! - `project-full`: the same tree with full path compression
+//!   ([`RtcTreeFull`]), whose readers' paths the writers' far keys
+//!   lengthen by one node instead of three;
 //! - `congee`: congee's ART with optimistic lock coupling, with one epoch
 //!   guard per run of operations, as its documentation advises;
 //! - `scc-treeindex`: `scc::TreeIndex`, a B+ tree with lock-free reads,
@@ -81,39 +84,63 @@ impl RtMap for ProjectRowex {
     }
 }
 
-/// [`RtcTree`] as a [`ConcurrentMap`].
-pub struct ProjectConcurrent(RtcTree);
-
-impl ConcurrentMap for ProjectConcurrent {
-    const NAME: &'static str = "project";
-    type Guard = ();
-
-    fn new() -> Self {
-        Self(RtcTree::new())
-    }
-
-    #[inline]
-    fn guard(&self) -> Self::Guard {}
-
-    #[inline]
-    fn insert(&self, key: u64, value: u64, _guard: &()) {
-        self.0.insert(key, value);
-    }
-
-    #[inline(always)]
-    fn get(&self, key: u64, _guard: &()) -> Option<u64> {
-        self.0.get(key)
-    }
-
-    #[inline]
-    fn remove(&self, key: u64, _guard: &()) -> bool {
-        self.0.remove(key).is_some()
-    }
-
-    fn own_memory(&self) -> Option<usize> {
-        Some(self.0.memory_usage())
-    }
+radix_core::radix_tree! {
+    /// [`RtcTree`] with full path compression: RT-C's writers add keys far
+    /// above the readers' (bit 40), which without compression lengthens
+    /// every reader's path from three nodes to six (single-child nodes at
+    /// bits 40 to 24); with it, by one.
+    pub struct RtcTreeFull { key: u64, value: u64, concurrency: rowex, compression: full }
 }
+
+/// A concurrent tree type as a [`ConcurrentMap`] named `$name`.
+macro_rules! project_concurrent {
+    ($(#[$doc:meta])* $map:ident($tree:ident), $name:literal) => {
+        $(#[$doc])*
+        pub struct $map($tree);
+
+        impl ConcurrentMap for $map {
+            const NAME: &'static str = $name;
+            type Guard = ();
+
+            fn new() -> Self {
+                Self($tree::new())
+            }
+
+            #[inline]
+            fn guard(&self) -> Self::Guard {}
+
+            #[inline]
+            fn insert(&self, key: u64, value: u64, _guard: &()) {
+                self.0.insert(key, value);
+            }
+
+            #[inline(always)]
+            fn get(&self, key: u64, _guard: &()) -> Option<u64> {
+                self.0.get(key)
+            }
+
+            #[inline]
+            fn remove(&self, key: u64, _guard: &()) -> bool {
+                self.0.remove(key).is_some()
+            }
+
+            fn own_memory(&self) -> Option<usize> {
+                Some(self.0.memory_usage())
+            }
+        }
+    };
+}
+
+project_concurrent!(
+    /// [`RtcTree`] as a [`ConcurrentMap`]: `project`.
+    ProjectConcurrent(RtcTree),
+    "project"
+);
+project_concurrent!(
+    /// [`RtcTreeFull`] as a [`ConcurrentMap`]: `project-full`.
+    ProjectConcurrentFull(RtcTreeFull),
+    "project-full"
+);
 
 /// congee's `Congee<usize, usize>` (`u64` keys and values on 64-bit
 /// targets).

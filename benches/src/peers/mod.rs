@@ -66,9 +66,11 @@ pub const RT128_IMPLS: [&str; 4] = [
 ];
 
 /// Every RT-C structure's name, in report order: the project's concurrent
-/// tree, its plain tree behind a lock, then the peers WORKLOADS.md names.
-pub const RTC_IMPLS: [&str; 6] = [
+/// tree (uncompressed, then fully compressed), its plain tree behind a lock,
+/// then the peers WORKLOADS.md names.
+pub const RTC_IMPLS: [&str; 7] = [
     concurrent::ProjectConcurrent::NAME,
+    concurrent::ProjectConcurrentFull::NAME,
     concurrent::ProjectRwLock::NAME,
     concurrent::CongeeConcurrent::NAME,
     concurrent::SccTreeIndex::NAME,
@@ -227,6 +229,9 @@ pub fn visit_rt128<V: Rt128Visitor>(name: &str, visitor: V) -> Option<V::Output>
 pub fn visit_rtc<V: RtcVisitor>(name: &str, visitor: V) -> Option<V::Output> {
     Some(match name {
         concurrent::ProjectConcurrent::NAME => visitor.visit::<concurrent::ProjectConcurrent>(),
+        concurrent::ProjectConcurrentFull::NAME => {
+            visitor.visit::<concurrent::ProjectConcurrentFull>()
+        }
         concurrent::ProjectRwLock::NAME => visitor.visit::<concurrent::ProjectRwLock>(),
         concurrent::CongeeConcurrent::NAME => visitor.visit::<concurrent::CongeeConcurrent>(),
         concurrent::SccTreeIndex::NAME => visitor.visit::<concurrent::SccTreeIndex>(),

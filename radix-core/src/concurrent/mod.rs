@@ -8,8 +8,8 @@
 //! names as its own next step:
 //!
 //! - **Readers take no lock and write nothing shared.** A lookup pins the
-//!   current reclamation epoch (`reclaim.rs`: one store to the calling
-//!   thread's own slot) and walks down with plain atomic loads. No version
+//!   current reclamation epoch (`reclaim/`: a store to the calling
+//!   thread's own slot, and another to unpin) and walks down with plain atomic loads. No version
 //!   is validated, so no read ever fails and retries. This is what sets it
 //!   apart from optimistic lock coupling (`congee`), whose readers re-read
 //!   node versions and whose unsynchronised reads of node memory are data
@@ -54,12 +54,13 @@
 //!
 //! # Cost
 //!
-//! Each call pins the epoch and unpins it, and unpinning is an atomic
-//! swap: a full barrier, which keeps the processor from overlapping one
-//! lookup's cache misses with the next's. A loop of lookups runs faster
-//! under one [`ReadPin`] (or as one [`get_each`](ConcurrentTree::get_each)):
-//! random lookups in a 10 MB tree take about half the time
-//! (`benches/RESULTS.md`, "Concurrent trees").
+//! Pinning and unpinning are plain stores to the thread's own slot, with
+//! the fence they need moved to writers (`membarrier`, once per thousand
+//! retired nodes; see `reclaim/`). A lookup per call runs within about
+//! 15 % of the same lookups under one [`ReadPin`] (random lookups in a
+//! 10 MB tree, `benches/RESULTS.md`, "Concurrent trees"); a
+//! [`get_each`](ConcurrentTree::get_each) batch is faster still, since it
+//! overlaps its lookups' cache misses.
 
 mod iter;
 mod layout;

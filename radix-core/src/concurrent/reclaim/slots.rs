@@ -1,0 +1,305 @@
+//! Where each thread announces what it reads: one [`Slot`] per thread in
+//! each tree's [`Slots`] table, found by a small process-wide thread
+//! number.
+//!
+//! A thread takes the smallest free number the first time it pins any
+//! tree and gives it back when it exits, so the tables stay as small as
+//! the number of threads alive at once, however many come and go. A table
+//! grows by buckets of 1, 2, 4, 8, … slots that never move: a reader finds
+//! its slot with one thread-local load, one bucket pointer and an offset,
+//! and a writer scans every slot without a lock.
+
+use core::cell::UnsafeCell;
+use core::ptr;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Mutex;
+
+use super::super::sync::{AtomicPtr, AtomicUsize, Ordering};
+use super::Retired;
+
+/// Buckets in a table: bucket `b` holds `2^b` slots, so 32 buckets hold a
+/// slot for every thread a process can have.
+const BUCKETS: usize = 32;
+
+/// One thread's announcement in one tree, and what it has retired there
+/// but not yet handed over.
+///
+/// Aligned to two cache lines (the adjacent-line prefetcher of x86), so
+/// that a reader's stores to its own slot never touch a line another
+/// reader writes.
+#[repr(align(128))]
+pub(super) struct Slot {
+    /// `0` while the thread is not pinned; otherwise the global epoch it
+    /// saw when it pinned, with [`ACTIVE`](super::ACTIVE) set. Written
+    /// only by the owning thread, read by writers that advance the epoch.
+    pub(super) announced: AtomicUsize,
+    /// How many pins the owning thread holds here (pins nest: a lookup
+    /// inside a `ReadPin`, an iterator's refill inside a loop of
+    /// lookups). Only the owning thread touches it.
+    pub(super) depth: AtomicUsize,
+    /// Objects the owning thread retired, not yet sealed into a bag.
+    open: UnsafeCell<Vec<Retired>>,
+}
+
+// SAFETY: `announced` and `depth` are atomics. `open` is touched only by
+// the thread that owns the slot's number (`Slot::open`'s contract), and a
+// number passes from an exiting thread to the next through the `NUMBERS`
+// mutex, which orders the first owner's accesses before the second's; the
+// table's owner reaches it otherwise only through `&mut` (`Slots::drain`).
+unsafe impl Sync for Slot {}
+// SAFETY: as for `Sync`: the retired pointers in `open` belong to the
+// tree, which is `Send`, and are freed by whichever thread drops it.
+unsafe impl Send for Slot {}
+
+impl Slot {
+    fn new() -> Self {
+        Self {
+            announced: AtomicUsize::new(0),
+            depth: AtomicUsize::new(0),
+            open: UnsafeCell::new(Vec::new()),
+        }
+    }
+
+    /// The owning thread's open list of retired objects.
+    ///
+    /// # Safety
+    ///
+    /// The caller is the thread that owns this slot (it found it through
+    /// [`Slots::mine`]), and holds no other reference from this call.
+    #[allow(clippy::mut_from_ref)]
+    pub(super) unsafe fn open(&self) -> &mut Vec<Retired> {
+        // SAFETY: only the owner reaches `open` through `&self`, one
+        // reference at a time (the caller's contract); see `impl Sync`.
+        unsafe { &mut *self.open.get() }
+    }
+}
+
+/// A tree's slots, one per thread number.
+pub(super) struct Slots {
+    /// Bucket `b`: null until a thread numbered `2^b - 1` or above first
+    /// pins, then `2^b` slots that stay until the table drops.
+    buckets: [AtomicPtr<Slot>; BUCKETS],
+}
+
+impl Slots {
+    pub(super) fn new() -> Self {
+        Self {
+            buckets: core::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
+        }
+    }
+
+    /// The calling thread's slot.
+    #[inline]
+    pub(super) fn mine(&self) -> &Slot {
+        let number = thread_number();
+        let (bucket, index) = locate(number);
+        let mut slots = self.buckets[bucket].load(Ordering::Acquire);
+        if slots.is_null() {
+            slots = self.grow(bucket);
+        }
+        // SAFETY: a non-null bucket holds `1 << bucket` initialised slots
+        // (`grow`), `index` is below that, and buckets are freed only in
+        // `drop`, which `&self` rules out.
+        unsafe { &*slots.add(index) }
+    }
+
+    /// Installs bucket `bucket`, or takes the one another thread installed
+    /// first.
+    #[cold]
+    fn grow(&self, bucket: usize) -> *mut Slot {
+        let fresh: Box<[Slot]> = (0..1usize << bucket).map(|_| Slot::new()).collect();
+        let fresh = Box::into_raw(fresh).cast::<Slot>();
+        match self.buckets[bucket].compare_exchange(
+            ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => fresh,
+            Err(installed) => {
+                // SAFETY: `fresh` came from `Box::into_raw` of a slice of
+                // this length just above and was never shared.
+                drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(fresh, 1 << bucket)) });
+                installed
+            }
+        }
+    }
+
+    /// Every slot installed so far, for a writer's scan.
+    pub(super) fn each(&self) -> impl Iterator<Item = &Slot> {
+        self.buckets.iter().enumerate().flat_map(|(bucket, slots)| {
+            let slots = slots.load(Ordering::Acquire);
+            let len = if slots.is_null() { 0 } else { 1 << bucket };
+            // SAFETY: as in `mine`: an installed bucket holds `len`
+            // initialised slots until the table drops.
+            (0..len).map(move |index| unsafe { &*slots.add(index) })
+        })
+    }
+
+    /// Takes every slot's open list; the table is the caller's alone.
+    pub(super) fn drain(&mut self) -> impl Iterator<Item = Retired> + '_ {
+        self.each_mut()
+            .flat_map(|slot| slot.open.get_mut().drain(..))
+    }
+
+    fn each_mut(&mut self) -> impl Iterator<Item = &mut Slot> {
+        self.buckets
+            .iter_mut()
+            .enumerate()
+            .flat_map(|(bucket, slots)| {
+                let slots = *slots.get_mut();
+                let slots: &mut [Slot] = if slots.is_null() {
+                    &mut []
+                } else {
+                    // SAFETY: an installed bucket of `1 << bucket` slots,
+                    // reached through `&mut self`, so no other reference
+                    // to them exists.
+                    unsafe { core::slice::from_raw_parts_mut(slots, 1 << bucket) }
+                };
+                slots.iter_mut()
+            })
+    }
+}
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        for (bucket, slots) in self.buckets.iter_mut().enumerate() {
+            let slots = *slots.get_mut();
+            if !slots.is_null() {
+                // SAFETY: installed by `grow` from a boxed slice of this
+                // length, freed once, here.
+                drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(slots, 1 << bucket)) });
+            }
+        }
+    }
+}
+
+/// The bucket and the index in it of thread number `number`.
+#[inline]
+fn locate(number: usize) -> (usize, usize) {
+    let position = number + 1;
+    let bucket = position.ilog2() as usize;
+    (bucket, position - (1 << bucket))
+}
+
+/// The numbers threads hold, and those given back.
+struct Numbers {
+    /// The lowest number never handed out.
+    next: usize,
+    /// Numbers given back by exited threads, smallest first.
+    free: BinaryHeap<Reverse<usize>>,
+}
+
+static NUMBERS: Mutex<Numbers> = Mutex::new(Numbers {
+    next: 0,
+    free: BinaryHeap::new(),
+});
+
+fn numbers() -> std::sync::MutexGuard<'static, Numbers> {
+    // The critical sections below cannot panic midway, so a poisoned lock
+    // still holds consistent numbers.
+    NUMBERS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A thread's number, given back when the thread exits.
+struct ThreadNumber(usize);
+
+impl ThreadNumber {
+    fn take() -> Self {
+        let mut numbers = numbers();
+        let number = match numbers.free.pop() {
+            Some(Reverse(number)) => number,
+            None => {
+                numbers.next += 1;
+                numbers.next - 1
+            }
+        };
+        assert!(
+            number < (1 << BUCKETS) - 1,
+            "more than 2^32 threads alive at once pinned a concurrent tree"
+        );
+        Self(number)
+    }
+}
+
+impl Drop for ThreadNumber {
+    fn drop(&mut self) {
+        numbers().free.push(Reverse(self.0));
+    }
+}
+
+std::thread_local! {
+    static THREAD_NUMBER: ThreadNumber = ThreadNumber::take();
+}
+
+/// The calling thread's number.
+///
+/// A thread that pins a tree from another thread-local's destructor, after
+/// its own number was given back, takes a number it keeps for good: a
+/// slot's owner must never change while the owner can still pin.
+#[inline]
+fn thread_number() -> usize {
+    THREAD_NUMBER
+        .try_with(|number| number.0)
+        .unwrap_or_else(|_| {
+            let number = ThreadNumber::take();
+            let kept = number.0;
+            core::mem::forget(number);
+            kept
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_map_to_distinct_slots_bucket_by_bucket() {
+        let mut seen = std::collections::HashSet::new();
+        for number in 0..1000 {
+            let (bucket, index) = locate(number);
+            assert!(index < 1 << bucket, "{number} -> ({bucket}, {index})");
+            assert!(seen.insert((bucket, index)));
+        }
+        assert_eq!(locate(0), (0, 0));
+        assert_eq!(locate(1), (1, 0));
+        assert_eq!(locate(2), (1, 1));
+        assert_eq!(locate(3), (2, 0));
+    }
+
+    #[test]
+    fn live_threads_hold_distinct_numbers_and_exited_ones_give_them_back() {
+        let barrier = std::sync::Barrier::new(8);
+        let held: Vec<usize> = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..8)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let number = thread_number();
+                        barrier.wait();
+                        number
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        let distinct: std::collections::HashSet<_> = held.iter().collect();
+        assert_eq!(distinct.len(), 8, "{held:?}");
+
+        // One after another, 100 threads reuse the numbers given back; the
+        // count of numbers ever handed out grows only by the threads other
+        // tests keep alive meanwhile.
+        let before = numbers().next;
+        for _ in 0..100 {
+            std::thread::spawn(thread_number).join().unwrap();
+        }
+        assert!(
+            numbers().next < before + 50,
+            "{} -> {}",
+            before,
+            numbers().next
+        );
+    }
+}
