@@ -252,28 +252,41 @@ impl<C: Config<Key = u64, Layout = Embedded<u64>>> lincheck::TestMap for Concurr
 /// Records `rounds` histories of three threads on keys 0..3 while a fourth
 /// thread inserts and removes keys 3..200 beside them, so that their node
 /// grows through every kind and shrinks back, and returns the first
-/// round whose history has no linearization.
+/// round that is rejected: its history has no linearization, or one of
+/// its threads panicked (a debug assertion of the engine's caught the
+/// bug first; the panic's message is printed).
 fn first_rejected<C: Config<Key = u64, Layout = Embedded<u64>>>(rounds: u64) -> Option<u64> {
+    /// Stops the churning thread however the recording ends, so that a
+    /// panicking recorder fails the round instead of waiting forever.
+    struct StopOnDrop<'a>(&'a AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+
     for seed in 0..rounds {
         let tree = ConcurrentTree::<C>::new();
         let stop = AtomicBool::new(false);
-        let history = std::thread::scope(|s| {
-            s.spawn(|| {
-                while !stop.load(Ordering::Relaxed) {
-                    for k in 3..200 {
-                        tree.insert(k, k);
+        let recorded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    while !stop.load(Ordering::Relaxed) {
+                        for k in 3..200 {
+                            tree.insert(k, k);
+                        }
+                        for k in 3..200 {
+                            tree.remove(k);
+                        }
                     }
-                    for k in 3..200 {
-                        tree.remove(k);
-                    }
-                }
-            });
-            let history = lincheck::record(&tree, 3, 40, seed);
-            stop.store(true, Ordering::Relaxed);
-            history
-        });
-        if lincheck::check(&history).is_err() {
-            return Some(seed);
+                });
+                let _stop = StopOnDrop(&stop);
+                lincheck::record(&tree, 3, 40, seed)
+            })
+        }));
+        match recorded {
+            Ok(history) if lincheck::check(&history).is_ok() => {}
+            _ => return Some(seed),
         }
     }
     None
