@@ -5,7 +5,8 @@ and shrink it back, keys at the width's boundaries, clustered keys, value
 lengths on both sides of the varlen embedding limit, TID store forms and
 refused calls, the map API: entries, mutable and owning iteration, bulk
 removal, split and append, cursors, clones and set operations; the TID
-store's set operations).
+store's set operations; concurrent trees, sequentially and in threaded
+steps).
 
 The bytes follow the `arbitrary` 1.x encoding that `fuzz_target!` decodes
 (`Arbitrary::arbitrary_take_rest`): integers little-endian, `bool` the low
@@ -13,8 +14,8 @@ bit of a byte, an enum variant a `u32` scaled by the variant count, and a `Vec`
 (the trailing list of operations, or offsets inside one) one `true` byte
 before each element, a `false` byte or the end of the data after the last. Variant
 numbers follow declaration order in src/ops.rs, src/keys.rs, src/shared.rs,
-src/tids.rs and src/tid_sets.rs; if those enums change, re-run this script
-(old seeds still decode, just to other operations). Check a seed's meaning with
+src/tids.rs, src/tid_sets.rs and src/concurrent.rs; if those enums change,
+re-run this script (old seeds still decode, just to other operations). Check a seed's meaning with
 `cargo +nightly fuzz fmt <target> seeds/<target>/<file>`.
 
 Usage: python3 make_seeds.py   (from any directory)
@@ -946,6 +947,270 @@ def tid_set_seeds():
     return seeds
 
 
+# ---------------------------------------------------------- concurrent.rs
+ROWEX_OP = 11
+(R_INSERT, R_UPDATE, R_REMOVE, R_GET, R_GET_EACH, R_RANGE, R_SEEK, R_ENDS,
+ R_ITERATE, R_RUN, R_PINNED) = range(ROWEX_OP)
+RUN_INSERT, RUN_UPDATE, RUN_REMOVE = range(3)
+INTERLEAVED, NODES, HALVES = range(3)
+R_DRAIN, R_DROP = range(2)
+R_WORDS, R_FULL_WORDS, R_LEAF = range(3)  # the target's trees, in order
+
+# A RowexOp is written by a callable taking the encoder; r_step() puts one
+# in the input's step list, threads() in a writer's list. Keys are KeyPicks
+# (any_key, existing, near) and bounds BoundPicks (pick_included, ...).
+
+
+def r_insert(pick, value):
+    return lambda e: (e.variant(R_INSERT, ROWEX_OP), pick(e), e.u64(value))
+
+
+def r_update(pick, seed):
+    return lambda e: (e.variant(R_UPDATE, ROWEX_OP), pick(e), e.u64(seed))
+
+
+def r_remove(pick):
+    return lambda e: (e.variant(R_REMOVE, ROWEX_OP), pick(e))
+
+
+def r_get(pick):
+    return lambda e: (e.variant(R_GET, ROWEX_OP), pick(e))
+
+
+def r_get_each(*picks):
+    def w(e):
+        e.variant(R_GET_EACH, ROWEX_OP)
+        for pick in picks:
+            e.bool(True)
+            pick(e)
+        e.bool(False)
+    return w
+
+
+def r_range(low, high, pattern):
+    return lambda e: (e.variant(R_RANGE, ROWEX_OP), low(e), high(e), e.u64(pattern))
+
+
+def r_seek(pick):
+    return lambda e: (e.variant(R_SEEK, ROWEX_OP), pick(e))
+
+
+def r_ends(e):
+    e.variant(R_ENDS, ROWEX_OP)
+
+
+def r_iterate(pattern):
+    return lambda e: (e.variant(R_ITERATE, ROWEX_OP), e.u64(pattern))
+
+
+def r_run(kind, key, args, length, step, value=0):
+    def w(e):
+        e.variant(R_RUN, ROWEX_OP).variant(kind, 3)
+        key(e, *args)
+        e.u16(length).u8(step).u64(value)
+    return w
+
+
+def r_pinned(pick, value):
+    """`value` None removes the key under the pin."""
+    def w(e):
+        e.variant(R_PINNED, ROWEX_OP)
+        pick(e)
+        if value is None:
+            e.bool(False)
+        else:
+            e.bool(True).u64(value)
+    return w
+
+
+def rowex_input(compression, finish, bases):
+    e = Enc().variant(compression, 4).variant(finish, 2)
+    for b in bases:
+        e.u128(b)
+    return e
+
+
+def r_step(e, *ops):
+    for o in ops:
+        e.element()
+        e.variant(0, 2)
+        o(e)
+
+
+def reader(pattern, low, high, every):
+    return lambda e: (e.u64(pattern), low(e), high(e), e.u8(every))
+
+
+def threads(e, tree, split, rd, first, second):
+    """A threaded step on tree `tree` (R_WORDS, ...): `rd` a reader() or
+    None, `first` and `second` the writers' op lists."""
+    e.element()
+    e.variant(1, 2).u8(tree).variant(split, 3)
+    if rd is None:
+        e.bool(False)
+    else:
+        e.bool(True)
+        rd(e)
+    for ops in (first, second):
+        for o in ops:
+            e.bool(True)
+            o(e)
+        e.bool(False)
+
+
+def rowex_seeds():
+    seeds = {}
+
+    # One node grows through every class (4, 16, 32, 64, 256) and shrinks
+    # back, at the last level and one level up; lookups, batches, ranges
+    # and seeks on the way.
+    e = rowex_input(NONE, R_DRAIN, [0x1000, 1 << 40, 2**64 - 4096])
+    r_step(
+        e,
+        r_run(RUN_INSERT, small, [0], 300, 0, value=7),
+        r_iterate(0x5555_5555_5555_5555),
+        r_ends,
+        r_get_each(existing(0), existing(100), near(200, 1), any_key(small, 5),
+                   any_key(near_max, 0), existing(299)),
+        r_range(pick_included(existing(10)), pick_excluded(existing(250)),
+                0xF0F0_F0F0_F0F0_F0F0),
+        r_run(RUN_REMOVE, small, [0], 260, 0),
+        r_ends,
+        r_get(existing(3)),
+        r_run(RUN_INSERT, clustered, [1, 0], 300, STEP_256, value=9),
+        r_seek(near(100, 1)),
+        r_run(RUN_UPDATE, clustered, [1, 0], 300, STEP_256, value=3),
+        r_range(pick_unbounded, pick_included(near(50, -1)), 2**64 - 1),
+        r_run(RUN_REMOVE, clustered, [1, 0], 290, STEP_256),
+        r_iterate(2**64 - 1),
+        r_ends,
+    )
+    seeds["grow_shrink"] = e
+
+    # Keys at the widths' edges and around powers of two; ranges and seeks
+    # across them, updates and writes under a pin.
+    e = rowex_input(FULL, R_DROP, [0, 2**63, 2**128 - 2**64])
+    for n in (0, 255):
+        r_step(e, r_insert(any_key(small, n), n), r_insert(any_key(near_max, n), n + 1000))
+    for exp in (8, 16, 63, 64, 127):
+        for delta in (-1, 0):
+            r_step(e, r_insert(any_key(power_of_two, exp, delta), exp * 3 + delta))
+    r_step(
+        e,
+        r_insert(any_key(repeated, 0xFF), 5),
+        r_insert(any_key(repeated, 0x01), 6),
+        r_range(pick_included(any_key(power_of_two, 16, -1)),
+                pick_excluded(any_key(near_max, 0)), 0xF0F0_F0F0_F0F0_F0F0),
+        r_range(pick_unbounded, pick_included(any_key(small, 255)), 0xAAAA),
+        r_range(pick_excluded(any_key(near_max, 1)), pick_unbounded, 2**64 - 1),
+        r_range(pick_included(existing(5)), pick_excluded(existing(2)), 0),
+        r_seek(any_key(near_max, 0)),
+        r_seek(any_key(power_of_two, 64, 1)),
+        r_seek(near(0, -1)),
+        r_update(existing(4), 11),
+        r_update(any_key(power_of_two, 32, 0), 12),
+        r_pinned(existing(7), 99),
+        r_pinned(existing(8), None),
+        r_pinned(any_key(clustered, 1, 1), 100),
+        r_get(any_key(power_of_two, 127, 0)),
+        r_remove(any_key(near_max, 0)),
+        r_remove(existing(0)),
+        r_ends,
+        r_iterate(0x0123_4567_89AB_CDEF),
+    )
+    seeds["boundaries"] = e
+
+    # Two writers in the same last-level nodes as stable keys (the two low
+    # bits), growing and shrinking them, with a reader; then in
+    # neighbouring nodes (bits 8 and 9) of the leaf tree, and in separate
+    # subtrees (the top bits) of the compressed tree.
+    e = rowex_input(LAZY, R_DRAIN, [0xABCD_0000, 0xABCD_0100, 1 << 100])
+    r_step(
+        e,
+        r_run(RUN_INSERT, clustered, [0, 0], 150, 0, value=1),
+        r_run(RUN_INSERT, clustered, [1, 0], 60, 0, value=2),
+    )
+    first = [
+        r_run(RUN_INSERT, clustered, [0, 0], 200, 0, value=3),
+        r_get_each(existing(0), existing(7), near(9, 1), any_key(clustered, 0, 40)),
+        r_range(pick_included(existing(10)), pick_unbounded, 0x0F0F),
+        r_run(RUN_REMOVE, clustered, [0, 0], 190, 0),
+        r_update(existing(3), 5),
+        r_seek(existing(2)),
+        r_ends,
+    ]
+    second = [
+        r_run(RUN_INSERT, clustered, [0, 0x40], 250, 1, value=4),
+        r_pinned(existing(1), 6),
+        r_remove(existing(0)),
+        r_run(RUN_UPDATE, clustered, [0, 0], 120, 0, value=7),
+        r_iterate(0x3333),
+        r_run(RUN_REMOVE, clustered, [0, 0x40], 240, 1),
+        r_get(existing(2)),
+    ]
+    rd = reader(0xAAAA_AAAA, pick_included(existing(3)), pick_unbounded, 3)
+    threads(e, R_WORDS, INTERLEAVED, rd, first, second)
+    r_step(e, r_iterate(0x5A5A), r_ends)
+    rd = reader(0x0F0F, pick_unbounded, pick_excluded(existing(150)), 1)
+    threads(e, R_LEAF, NODES, rd, first, second)
+    threads(e, R_FULL_WORDS, HALVES, None, first, second)
+    r_step(e, r_range(pick_included(existing(20)), pick_included(existing(120)), 0x1111))
+    seeds["threads_shared_nodes"] = e
+
+    # Writers in separate subtrees (top bits) while the stable half holds
+    # keys near the maximum; then both in one node of the leaf tree.
+    e = rowex_input(PATH, R_DROP, [2**64 - 2**20, 0x100, 2**127])
+    r_step(
+        e,
+        r_run(RUN_INSERT, near_max, [0], 100, 0, value=8),
+        r_run(RUN_INSERT, small, [0], 100, STEP_256 + 1, value=9),
+    )
+    first = [
+        r_run(RUN_INSERT, small, [0], 300, STEP_256, value=10),
+        r_run(RUN_REMOVE, small, [0], 280, STEP_256),
+        r_insert(any_key(clustered, 1, 5), 11),
+        r_ends,
+    ]
+    second = [
+        r_run(RUN_INSERT, clustered, [1, 0], 300, 0, value=12),
+        r_seek(any_key(small, 0)),
+        r_run(RUN_REMOVE, clustered, [1, 0], 299, 0),
+        r_pinned(any_key(small, 1), None),
+    ]
+    threads(e, R_FULL_WORDS, HALVES, None, first, second)
+    rd = reader(2**64 - 1, pick_unbounded, pick_unbounded, 7)
+    threads(e, R_LEAF, HALVES, rd, first, second)
+    threads(e, R_LEAF, INTERLEAVED, rd, second, first)
+    r_step(e, r_iterate(0x6666), r_ends)
+    seeds["threads_subtrees"] = e
+
+    # Sparse keys for the compressed trees: scattered keys and pairs that
+    # part at each byte of a shared prefix, then writers removing them
+    # while stable neighbours stay.
+    base = 0x0102_0304_0506_0708_090A_0B0C_0D0E_0F10
+    e = rowex_input(FULL, R_DRAIN, [base, 2**100, 2**60])
+    x = 0x9E37_79B9_7F4A_7C15
+    for i in range(24):
+        x = (x * 0x2545_F491_4F6C_DD1D + i) % 2**128
+        r_step(e, r_insert(any_key(raw, x), i))
+    for byte in range(16):
+        for low in range(2):
+            r_step(e, r_insert(any_key(raw, (base ^ (1 << (8 * byte))) + low), byte))
+    r_step(e, r_range(pick_included(any_key(clustered, 0, 0)),
+                      pick_excluded(any_key(near_max, 0)), 0x0F0F_0F0F_0F0F_0F0F))
+    first = [r_remove(existing(i)) for i in range(0, 30, 3)] + [r_seek(existing(4))]
+    second = [r_update(existing(i), i) for i in range(0, 30, 5)] + [
+        r_remove(any_key(raw, base ^ (1 << (8 * b)))) for b in range(16)]
+    threads(e, R_FULL_WORDS, INTERLEAVED, reader(0x5555, pick_unbounded, pick_unbounded, 2),
+            first, second)
+    threads(e, R_LEAF, INTERLEAVED, reader(0x5555, pick_unbounded, pick_unbounded, 2),
+            first, second)
+    r_step(e, r_iterate(0x5A5A_5A5A_5A5A_5A5A))
+    seeds["sparse"] = e
+
+    return seeds
+
+
 def write(target, name, e):
     d = os.path.join(HERE, "seeds", target)
     os.makedirs(d, exist_ok=True)
@@ -965,6 +1230,8 @@ def main():
         write("tidstore_set_ops", name, e)
     for name, e in shared_seeds().items():
         write("tree_shared", name, e)
+    for name, e in rowex_seeds().items():
+        write("tree_rowex", name, e)
     # The same sequences on the compressed pairs: lazy leaves and prefixed
     # nodes in a limited area, refused and retried.
     for prefix, compression in (("lazy_", LAZY), ("path_", PATH), ("full_", FULL)):

@@ -1208,6 +1208,7 @@ mod tests {
     radix_core::radix_tree! {
         struct Strings { key: u64, value: VarBytes, layout: varlen, compression: full }
     }
+    crate::under_test!();
     crate::impl_fuzz_map!(Words, u64, u64, sized);
     crate::impl_fuzz_map!(LazyCounted, u32, Counted, sized);
     crate::impl_fuzz_map!(FullCounted, u32, Counted, sized);
@@ -1216,16 +1217,16 @@ mod tests {
 
     fn run_all(input: &Input) {
         let io = input.insert_only;
-        check_trees(input, vec![Box::new(Words::create(io))]);
+        check_trees(input, vec![Box::new(UnderTest::<Words>::create(io))]);
         check_trees(
             input,
             vec![
-                Box::new(LazyCounted::create(io)),
-                Box::new(FullCounted::create(io)),
+                Box::new(UnderTest::<LazyCounted>::create(io)),
+                Box::new(UnderTest::<FullCounted>::create(io)),
             ],
         );
-        check_trees(input, vec![Box::new(PathPairs::create(io))]);
-        check_trees(input, vec![Box::new(Strings::create(io))]);
+        check_trees(input, vec![Box::new(UnderTest::<PathPairs>::create(io))]);
+        check_trees(input, vec![Box::new(UnderTest::<Strings>::create(io))]);
     }
 
     /// The committed tree seeds decode to what make_seeds.py meant (their

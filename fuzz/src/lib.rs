@@ -7,7 +7,8 @@
 //! every result. The `tidstore` target uses [`check_tidstore`] instead, the
 //! `tidstore_set_ops` target [`check_tidstore_set_ops`], and the
 //! `tree_shared` target [`check_shared`], with configurations that
-//! [`impl_shared_config!`] describes.
+//! [`impl_shared_config!`] describes, and the `tree_rowex` target
+//! [`check_rowex`] on concurrent trees, each a [`subject`].
 //!
 //! | module | what |
 //! |---|---|
@@ -21,12 +22,14 @@
 //! | [`tids`] | the TID store operations and harness |
 //! | [`tid_sets`] | the TID store's set operations: input and harness |
 //! | [`shared`] | shared trees in an area: operations, [`SharedConfig`] and harness |
+//! | [`mod@concurrent`] | concurrent (`rowex`) trees: operations, threaded steps and harness |
 //!
 //! The library has no `unsafe` and no fuzzing machinery of its own, so its
 //! pieces can also be used from ordinary tests to replay an input.
 
 #![forbid(unsafe_code)]
 
+pub mod concurrent;
 pub mod counted;
 pub mod harness;
 pub mod keys;
@@ -38,6 +41,7 @@ pub mod tids;
 pub mod values;
 pub mod walk;
 
+pub use concurrent::{check_rowex, subject, RowexCompression, RowexInput, RowexSubject};
 pub use counted::Counted;
 pub use harness::{check_trees, DynMap, BATCH};
 pub use keys::{run_step, BoundSpec, KeyInt, KeySpec};
