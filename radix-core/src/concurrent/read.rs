@@ -73,7 +73,9 @@ where
     /// assert_eq!(counts.get(7), Some(70));
     /// assert_eq!(counts.get(8), None);
     /// ```
-    #[inline]
+    // Inlined into the caller's loop, as the plain tree's lookup is:
+    // RT-1's lookups per call took 0.95x the time of a call (alternated).
+    #[inline(always)]
     pub fn get(&self, key: C::Key) -> Option<ValueOf<C>>
     where
         ValueOf<C>: Copy,

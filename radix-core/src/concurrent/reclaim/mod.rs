@@ -172,7 +172,7 @@ impl Reclaimer {
     }
 
     /// Protects the pointers the caller loads until the pin drops.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pin(&self) -> Pin<'_> {
         #[cfg(not(any(loom, shuttle)))]
         {
@@ -286,7 +286,7 @@ impl Drop for Reclaimer {
 }
 
 impl Drop for Pin<'_> {
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
         #[cfg(not(any(loom, shuttle)))]
         {

@@ -90,7 +90,7 @@ impl Slots {
     }
 
     /// The calling thread's slot.
-    #[inline]
+    #[inline(always)]
     pub(super) fn mine(&self) -> &Slot {
         let number = thread_number();
         let (bucket, index) = locate(number);
