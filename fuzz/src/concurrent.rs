@@ -1391,17 +1391,7 @@ mod tests {
     fn random_inputs_run() {
         let mut x = 0x5EED_u64;
         for round in 0..60 {
-            let len = 64 + (mix64(round) % 4096) as usize;
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| {
-                    x = mix64(x);
-                    if x & 0x300 == 0 {
-                        (x >> 24) as u8 & 0x0F
-                    } else {
-                        (x >> 32) as u8
-                    }
-                })
-                .collect();
+            let bytes = crate::values::smoke_bytes(&mut x, round);
             let input =
                 RowexInput::arbitrary_take_rest(Unstructured::new(&bytes)).expect("decodes");
             run_all(&input);

@@ -1253,19 +1253,7 @@ mod tests {
     fn random_inputs_run_on_every_layout() {
         let mut x = 0x1234_5678_u64;
         for round in 0..120 {
-            let len = 64 + (mix64(round) % 4096) as usize;
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| {
-                    x = mix64(x);
-                    // Small numbers are likelier to hit existing keys and
-                    // the new operations' short lists.
-                    if x & 0x300 == 0 {
-                        (x >> 24) as u8 & 0x0F
-                    } else {
-                        (x >> 32) as u8
-                    }
-                })
-                .collect();
+            let bytes = crate::values::smoke_bytes(&mut x, round);
             // Operations one by one (a `Vec` decoded from random bytes
             // ends at the first even byte).
             let mut u = Unstructured::new(&bytes);

@@ -35,6 +35,24 @@ pub fn mix64(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A smoke test's input bytes for `round`, drawn from the generator
+/// state `x`: 64 to 4,159 of them, a quarter small numbers, which are
+/// likelier to hit existing keys and the operations' short lists.
+#[cfg(test)]
+pub(crate) fn smoke_bytes(x: &mut u64, round: u64) -> Vec<u8> {
+    let len = 64 + (mix64(round) % 4096) as usize;
+    (0..len)
+        .map(|_| {
+            *x = mix64(*x);
+            if *x & 0x300 == 0 {
+                (*x >> 24) as u8 & 0x0F
+            } else {
+                (*x >> 32) as u8
+            }
+        })
+        .collect()
+}
+
 impl ModelValue for u64 {
     fn from_seed(seed: u64) -> Self {
         seed

@@ -218,14 +218,12 @@ impl Reclaimer {
             .unwrap_or(sealed.len());
         let expired: Vec<Bag> = sealed.drain(..expired).collect();
         drop(sealed);
-        for bag in expired {
-            for object in bag.objects {
-                // SAFETY: sealed at `bag.epoch`, after its unlink; the
-                // epoch has advanced twice since, and each advance saw
-                // every pinned thread at the then-current epoch, so every
-                // reader that could reach the object has unpinned.
-                unsafe { object.free() };
-            }
+        // Each bag was sealed after its objects' unlinks, and the epoch has
+        // since advanced twice; each advance saw every pinned thread at the
+        // then-current epoch, so every reader that could reach them has left.
+        for object in expired.into_iter().flat_map(|bag| bag.objects) {
+            // SAFETY: unreachable by any pinned reader (above), freed once.
+            unsafe { object.free() };
         }
     }
 
