@@ -11,9 +11,10 @@
 use core::ops::{Bound, RangeBounds};
 use std::collections::VecDeque;
 
-use super::layout::{Cell, ConcurrentLayout};
-use super::node::{Entries, Kind, NodeRef};
+use super::layout::ConcurrentLayout;
+use super::node::{Entries, Kind};
 use super::reclaim::Pin;
+use super::space::{LocalSpace, Space};
 use super::{ConcurrentTree, ValueOf};
 use crate::config::Config;
 use crate::key::{Key, SPAN};
@@ -22,11 +23,11 @@ use crate::key::{Key, SPAN};
 /// copies of their values; from [`ConcurrentTree::iter`] and
 /// [`ConcurrentTree::range`]. The module docs of [`crate::concurrent`]
 /// say what it returns under concurrent writes.
-pub struct Iter<'a, C: Config>
+pub struct Iter<'a, C: Config, S: Space = LocalSpace>
 where
     C::Layout: ConcurrentLayout,
 {
-    tree: &'a ConcurrentTree<C>,
+    tree: &'a ConcurrentTree<C, S>,
     /// Keys above this remain, less those buffered at the back.
     lo: Bound<C::Key>,
     /// Keys below this remain, less those buffered at the front.
@@ -62,11 +63,11 @@ fn below<K: Ord>(key: K, hi: &Bound<K>) -> bool {
     }
 }
 
-impl<'a, C: Config> Iter<'a, C>
+impl<'a, C: Config, S: Space> Iter<'a, C, S>
 where
     C::Layout: ConcurrentLayout,
 {
-    fn new(tree: &'a ConcurrentTree<C>, lo: Bound<C::Key>, hi: Bound<C::Key>) -> Self {
+    fn new(tree: &'a ConcurrentTree<C, S>, lo: Bound<C::Key>, hi: Bound<C::Key>) -> Self {
         Self {
             tree,
             lo,
@@ -88,7 +89,8 @@ where
             End::Front => &mut self.front,
             End::Back => &mut self.back,
         };
-        let mut seek = Seek::<C> {
+        let mut seek = Seek::<C, S> {
+            tree: self.tree,
             pin: &pin,
             lo: &self.lo,
             hi: &self.hi,
@@ -122,10 +124,11 @@ fn out_last<K: Copy, V>(front: &VecDeque<(K, V)>, back: &VecDeque<(K, V)>, end: 
 }
 
 /// One refill's walk.
-struct Seek<'s, 'p, C: Config>
+struct Seek<'s, 'p, C: Config, S: Space>
 where
     C::Layout: ConcurrentLayout,
 {
+    tree: &'s ConcurrentTree<C, S>,
     pin: &'s Pin<'p>,
     lo: &'s Bound<C::Key>,
     hi: &'s Bound<C::Key>,
@@ -133,7 +136,7 @@ where
     out: &'s mut VecDeque<(C::Key, ValueOf<C>)>,
 }
 
-impl<C: Config> Seek<'_, '_, C>
+impl<C: Config, S: Space> Seek<'_, '_, C, S>
 where
     C::Layout: ConcurrentLayout,
 {
@@ -152,7 +155,7 @@ where
         }
         let Some(kind) = Kind::of(word) else {
             // SAFETY: a lazy leaf of this tree, loaded under the pin.
-            let cell = unsafe { Cell::<C::Key, ValueOf<C>>::get(word) };
+            let cell = unsafe { self.tree.cell_at(word) };
             if self.wanted(cell.key) {
                 self.out.push_back((cell.key, cell.value.clone()));
                 return true;
@@ -160,14 +163,14 @@ where
             return false;
         };
         // SAFETY: a node of this tree, loaded under the pin.
-        let node = unsafe { NodeRef::<C::Key>::new(word, kind) };
+        let node = unsafe { self.tree.node_at(word, kind) };
         let header = node.header();
         let shift = header.shift();
         let base = header.prefix().clear_below(shift);
         if !above(max_under(base, shift), self.lo) || !below(base, self.hi) {
             return false;
         }
-        let values = ConcurrentTree::<C>::values_at(shift);
+        let values = ConcurrentTree::<C, S>::values_at(shift);
         let mut entries = Entries::new();
         node.entries(self.pin, &mut entries, values);
         let visit = |seek: &mut Self, chunk: u8, child: *mut u8| -> bool {
@@ -175,12 +178,7 @@ where
             if shift == 0 {
                 if seek.wanted(key) {
                     // SAFETY: a last-level slot word, under the pin.
-                    let value = unsafe {
-                        <C::Layout as ConcurrentLayout>::with_slot::<C::Key, _>(
-                            child,
-                            ValueOf::<C>::clone,
-                        )
-                    };
+                    let value = unsafe { seek.tree.with_value(child, ValueOf::<C>::clone) };
                     seek.out.push_back((key, value));
                 }
                 false
@@ -219,7 +217,7 @@ fn max_under<K: Key>(base: K, shift: u32) -> K {
     key
 }
 
-impl<C: Config> Iterator for Iter<'_, C>
+impl<C: Config, S: Space> Iterator for Iter<'_, C, S>
 where
     C::Layout: ConcurrentLayout,
 {
@@ -236,7 +234,7 @@ where
     }
 }
 
-impl<C: Config> DoubleEndedIterator for Iter<'_, C>
+impl<C: Config, S: Space> DoubleEndedIterator for Iter<'_, C, S>
 where
     C::Layout: ConcurrentLayout,
 {
@@ -251,9 +249,12 @@ where
     }
 }
 
-impl<C: Config> core::iter::FusedIterator for Iter<'_, C> where C::Layout: ConcurrentLayout {}
+impl<C: Config, S: Space> core::iter::FusedIterator for Iter<'_, C, S> where
+    C::Layout: ConcurrentLayout
+{
+}
 
-impl<C: Config> ConcurrentTree<C>
+impl<C: Config, S: Space> ConcurrentTree<C, S>
 where
     C::Layout: ConcurrentLayout,
 {
@@ -267,7 +268,7 @@ where
     /// assert_eq!(tree.iter().collect::<Vec<_>>(), [(1, 10), (2, 20), (3, 30)]);
     /// assert_eq!(tree.iter().rev().next(), Some((3, 30)));
     /// ```
-    pub fn iter(&self) -> Iter<'_, C> {
+    pub fn iter(&self) -> Iter<'_, C, S> {
         Iter::new(self, Bound::Unbounded, Bound::Unbounded)
     }
 
@@ -280,7 +281,7 @@ where
     /// let tree: Tree = (0..100u64).map(|k| (k, k * 2)).collect();
     /// assert_eq!(tree.range(10..13).collect::<Vec<_>>(), [(10, 20), (11, 22), (12, 24)]);
     /// ```
-    pub fn range(&self, range: impl RangeBounds<C::Key>) -> Iter<'_, C> {
+    pub fn range(&self, range: impl RangeBounds<C::Key>) -> Iter<'_, C, S> {
         Iter::new(
             self,
             range.start_bound().cloned(),

@@ -14,7 +14,11 @@
 //! A lazy leaf (a subtree of one key, with lazy expansion) is a [`Cell`]
 //! in either layout.
 
+use core::alloc::Layout;
+use core::ptr::NonNull;
+
 use super::reclaim::Reclaim;
+use super::space::Space;
 use crate::key::Key;
 use crate::value::Word;
 
@@ -125,41 +129,50 @@ pub(crate) struct Cell<K, V> {
 }
 
 impl<K: Key, V> Cell<K, V> {
-    /// A new cell's pointer (tag zero), unpublished.
-    pub(crate) fn alloc(key: K, value: V) -> *mut u8 {
-        Box::into_raw(Box::new(Self { key, value })).cast()
+    /// A new cell's word (tag zero) in `space`, unpublished.
+    pub(crate) fn alloc<S: Space>(space: &S, key: K, value: V) -> Result<*mut u8, S::Error> {
+        let addr = space.alloc(Layout::new::<Self>())?.cast::<Self>();
+        // SAFETY: fresh memory of this layout, owned here.
+        unsafe { addr.write(Self { key, value }) };
+        Ok(space.word(addr.as_ptr().cast()))
     }
 
-    /// The cell a slot word points to.
+    /// The cell at a resolved address.
     ///
     /// # Safety
     ///
-    /// `word` came from [`Cell::alloc`] with these types and is not freed
-    /// for `'a` (a pin protects it, or the caller owns it).
+    /// `addr` is a cell of these types that [`Cell::alloc`] made and that
+    /// is not freed for `'a` (a pin protects it, or the caller owns it).
     #[inline(always)]
-    pub(crate) unsafe fn get<'a>(word: *mut u8) -> &'a Self {
+    pub(crate) unsafe fn get<'a>(addr: *mut u8) -> &'a Self {
         // SAFETY: the caller's contract.
-        unsafe { &*word.cast::<Self>() }
+        unsafe { &*addr.cast::<Self>() }
     }
 
-    /// Frees a cell.
+    /// Drops a cell's value and frees it.
     ///
     /// # Safety
     ///
-    /// As [`Cell::get`], and no thread can reach it any more; freed once.
-    pub(crate) unsafe fn free(word: *mut u8) {
-        // SAFETY: the caller's contract; `alloc` boxed it.
-        drop(unsafe { Box::from_raw(word.cast::<Self>()) });
+    /// `word` came from [`Cell::alloc`] with these types on `space`, no
+    /// thread can reach it any more, and it is freed once.
+    pub(crate) unsafe fn free<S: Space>(space: &S, word: *mut u8) {
+        let addr = space.resolve(word).cast::<Self>();
+        // SAFETY: the caller's contract: a live cell, owned now.
+        unsafe {
+            core::ptr::drop_in_place(addr);
+            space.free(NonNull::new_unchecked(addr).cast(), Layout::new::<Self>());
+        }
     }
 }
 
-/// Reclaims retired cells.
-pub(crate) struct CellReclaim<K, V>(core::marker::PhantomData<(K, V)>);
+/// Reclaims retired cells of a tree in a space of type `S`.
+pub(crate) struct CellReclaim<K, V, S>(core::marker::PhantomData<(K, V, S)>);
 
-impl<K: Key, V> Reclaim for CellReclaim<K, V> {
-    unsafe fn reclaim(ptr: *mut u8) {
-        // SAFETY: `Reclaim::reclaim`'s contract is `Cell::free`'s.
-        unsafe { Cell::<K, V>::free(ptr) }
+impl<K: Key, V, S: Space> Reclaim for CellReclaim<K, V, S> {
+    unsafe fn reclaim(space: *const (), word: *mut u8) {
+        // SAFETY: `Reclaim::reclaim`'s contract: `space` is the `S` of
+        // the tree that retired this cell, and the cell is unreachable.
+        unsafe { Cell::<K, V>::free(&*space.cast::<S>(), word) }
     }
 }
 
@@ -184,18 +197,26 @@ pub trait ConcurrentLayout: sealed::Sealed + 'static {
     const EMBEDS: bool;
 
     /// The last-level slot word for `key`'s `value`: the value's word, or
-    /// a new cell.
+    /// a new cell in `space`.
     #[doc(hidden)]
-    fn into_slot<K: Key>(key: K, value: Self::Value) -> *mut u8;
+    fn into_slot<K: Key, S: Space>(
+        space: &S,
+        key: K,
+        value: Self::Value,
+    ) -> Result<*mut u8, S::Error>;
 
     /// Calls `f` on the value in a last-level slot word.
     ///
     /// # Safety
     ///
     /// `word` came from [`into_slot`](ConcurrentLayout::into_slot) with key
-    /// type `K` and is protected by a pin.
+    /// type `K` on `space` and is protected by a pin.
     #[doc(hidden)]
-    unsafe fn with_slot<K: Key, R>(word: *mut u8, f: impl FnOnce(&Self::Value) -> R) -> R;
+    unsafe fn with_slot<K: Key, S: Space, R>(
+        space: &S,
+        word: *mut u8,
+        f: impl FnOnce(&Self::Value) -> R,
+    ) -> R;
 }
 
 impl<V: AtomicWord> sealed::Sealed for Word<V, true> {}
@@ -206,12 +227,12 @@ impl<V: AtomicWord> ConcurrentLayout for Word<V, true> {
     const EMBEDS: bool = true;
 
     #[inline(always)]
-    fn into_slot<K: Key>(_: K, value: V) -> *mut u8 {
-        core::ptr::without_provenance_mut(value.into_word())
+    fn into_slot<K: Key, S: Space>(_: &S, _: K, value: V) -> Result<*mut u8, S::Error> {
+        Ok(core::ptr::without_provenance_mut(value.into_word()))
     }
 
     #[inline(always)]
-    unsafe fn with_slot<K: Key, R>(word: *mut u8, f: impl FnOnce(&V) -> R) -> R {
+    unsafe fn with_slot<K: Key, S: Space, R>(_: &S, word: *mut u8, f: impl FnOnce(&V) -> R) -> R {
         f(&V::from_word(word.addr()))
     }
 }
@@ -220,13 +241,18 @@ impl<V: Clone + Send + Sync + 'static> ConcurrentLayout for Word<V, false> {
     type Value = V;
     const EMBEDS: bool = false;
 
-    fn into_slot<K: Key>(key: K, value: V) -> *mut u8 {
-        Cell::alloc(key, value)
+    fn into_slot<K: Key, S: Space>(space: &S, key: K, value: V) -> Result<*mut u8, S::Error> {
+        Cell::alloc(space, key, value)
     }
 
     #[inline(always)]
-    unsafe fn with_slot<K: Key, R>(word: *mut u8, f: impl FnOnce(&V) -> R) -> R {
-        // SAFETY: the caller's contract: a protected cell of `K` and `V`.
-        f(&unsafe { Cell::<K, V>::get(word) }.value)
+    unsafe fn with_slot<K: Key, S: Space, R>(
+        space: &S,
+        word: *mut u8,
+        f: impl FnOnce(&V) -> R,
+    ) -> R {
+        // SAFETY: the caller's contract: a protected cell of `K` and `V`
+        // in `space`.
+        f(&unsafe { Cell::<K, V>::get(space.resolve(word)) }.value)
     }
 }

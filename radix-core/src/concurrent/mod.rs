@@ -31,6 +31,14 @@
 //!   replacement locks the node and its parent. Writers below different
 //!   children of a node do not meet.
 //!
+//! - **Memory comes from a [`Space`]**, and only through it: nodes and
+//!   cells are allocated and freed there, and every word loaded from a
+//!   slot is resolved by it (`space.rs`). [`LocalSpace`], the process
+//!   heap, stores addresses and cannot fail; a space in shared memory
+//!   stores offsets and has a size limit. Since a write builds everything
+//!   before its one publishing store, a refused allocation frees what was
+//!   built and leaves the tree as it was.
+//!
 //! The tree keeps the plain engine's shape: 8-bit chunks, the default
 //! configuration's node sizes, a root whose height follows the largest
 //! key, and the configuration's compression (lazy leaves as immutable
@@ -69,6 +77,7 @@ mod node;
 mod read;
 mod reclaim;
 mod remove;
+mod space;
 mod sync;
 mod write;
 
@@ -78,6 +87,7 @@ use core::marker::PhantomData;
 pub use iter::Iter;
 pub use layout::{AtomicWord, ConcurrentLayout};
 pub use read::ReadPin;
+pub use space::{LocalSpace, Space};
 
 use crate::config::Config;
 use crate::key::Key;
@@ -125,7 +135,10 @@ pub type ValueOf<C> = <<C as Config>::Layout as ConcurrentLayout>::Value;
 /// lends any value to a closure), never by a reference that could outlive
 /// the memory it points into. The module docs describe the protocol and
 /// what iteration promises under concurrent writes.
-pub struct ConcurrentTree<C: Config>
+///
+/// `S` is the [`Space`] its nodes live in: the process heap
+/// ([`LocalSpace`]) unless said otherwise.
+pub struct ConcurrentTree<C: Config, S: Space = LocalSpace>
 where
     C::Layout: ConcurrentLayout,
 {
@@ -139,6 +152,8 @@ where
     /// store to it, readers never read it.
     bytes: Padded<AtomicUsize>,
     reclaimer: Reclaimer,
+    /// Where the nodes and cells live.
+    space: S,
     marker: PhantomData<fn() -> C>,
 }
 
@@ -159,10 +174,10 @@ impl<T> core::ops::Deref for Padded<T> {
 // atomic, writers serialise through node locks, and retired memory is
 // freed only after every reader has left (`reclaim`). Values cross
 // threads by clone, so they must be `Send + Sync`, which
-// `ConcurrentLayout::Value` requires.
-unsafe impl<C: Config> Send for ConcurrentTree<C> where C::Layout: ConcurrentLayout {}
+// `ConcurrentLayout::Value` requires; so is every `Space`.
+unsafe impl<C: Config, S: Space> Send for ConcurrentTree<C, S> where C::Layout: ConcurrentLayout {}
 // SAFETY: as for `Send`.
-unsafe impl<C: Config> Sync for ConcurrentTree<C> where C::Layout: ConcurrentLayout {}
+unsafe impl<C: Config, S: Space> Sync for ConcurrentTree<C, S> where C::Layout: ConcurrentLayout {}
 
 /// The outcome of one attempt at a write: done, or start over from the
 /// root because a node changed under it.
@@ -179,7 +194,7 @@ enum Parent<'a, K> {
     Node(NodeRef<'a, K>, u8),
 }
 
-impl<C: Config> ConcurrentTree<C>
+impl<C: Config, S: Space> ConcurrentTree<C, S>
 where
     C::Layout: ConcurrentLayout,
 {
@@ -187,13 +202,14 @@ where
     const PATH: bool = C::COMPRESSION.path();
     const EMBEDS: bool = <C::Layout as ConcurrentLayout>::EMBEDS;
 
-    /// An empty tree.
-    pub fn new() -> Self {
+    /// An empty tree in `space`.
+    fn in_space(space: S) -> Self {
         Self {
             root: Padded(AtomicPtr::new(core::ptr::null_mut())),
             root_lock: NodeLock::new(),
             bytes: Padded(AtomicUsize::new(0)),
             reclaimer: Reclaimer::new(),
+            space,
             marker: PhantomData,
         }
     }
@@ -246,34 +262,85 @@ where
         (slot.load(Ordering::Relaxed) == child).then_some((guard, slot))
     }
 
+    /// The node a word loaded under a pin names.
+    ///
+    /// # Safety
+    ///
+    /// `word` is a node of this tree of `kind`, loaded under a pin that
+    /// outlives `'p` (or owned by the caller).
+    #[inline(always)]
+    unsafe fn node_at<'p>(&self, word: *mut u8, kind: Kind) -> NodeRef<'p, C::Key> {
+        // SAFETY: the caller's contract; the space resolves its own words.
+        unsafe { NodeRef::new(self.space.resolve(word), kind) }
+    }
+
+    /// The cell a word loaded under a pin names.
+    ///
+    /// # Safety
+    ///
+    /// As [`node_at`](Self::node_at), for a cell (a lazy leaf or a leaf
+    /// layout's value).
+    #[inline(always)]
+    unsafe fn cell_at<'p>(&self, word: *mut u8) -> &'p Cell<C::Key, ValueOf<C>> {
+        // SAFETY: the caller's contract.
+        unsafe { Cell::get(self.space.resolve(word)) }
+    }
+
+    /// Calls `f` on the value in a last-level slot word.
+    ///
+    /// # Safety
+    ///
+    /// `word` is a last-level slot word of this tree, loaded under a pin
+    /// (or under the node's lock, or owned).
+    #[inline(always)]
+    unsafe fn with_value<R>(&self, word: *mut u8, f: impl FnOnce(&ValueOf<C>) -> R) -> R {
+        // SAFETY: the caller's contract.
+        unsafe { <C::Layout as ConcurrentLayout>::with_slot::<C::Key, S, R>(&self.space, word, f) }
+    }
+
     /// A new node of `kind` holding `entries`, counted.
-    fn new_node(&self, kind: Kind, prefix: C::Key, entries: &Entries, shift: u32) -> *mut u8 {
+    fn new_node(
+        &self,
+        kind: Kind,
+        prefix: C::Key,
+        entries: &Entries,
+        shift: u32,
+    ) -> Result<*mut u8, S::Error> {
+        let word = node::build(&self.space, kind, prefix, entries, Self::values_at(shift))?;
         self.bytes
             .fetch_add(node::size::<C::Key>(kind), Ordering::Relaxed);
-        node::build(kind, prefix, entries, Self::values_at(shift))
+        Ok(word)
     }
 
     /// A node of one child, counted.
-    fn new_node1(&self, key: C::Key, shift: u32, child: *mut u8) -> *mut u8 {
+    fn new_node1(&self, key: C::Key, shift: u32, child: *mut u8) -> Result<*mut u8, S::Error> {
         let mut entries = Entries::new();
         entries.push(key.chunk(shift), child);
         self.new_node(Kind::N4, key.prefix_word(shift), &entries, shift)
     }
 
     /// A new lazy leaf, counted.
-    fn new_cell(&self, key: C::Key, value: ValueOf<C>) -> *mut u8 {
+    fn new_cell(&self, key: C::Key, value: ValueOf<C>) -> Result<*mut u8, S::Error> {
+        let word = Cell::alloc(&self.space, key, value)?;
         self.bytes
             .fetch_add(size_of::<Cell<C::Key, ValueOf<C>>>(), Ordering::Relaxed);
-        Cell::alloc(key, value)
+        Ok(word)
     }
 
     /// A last-level slot word for `value`, counted.
-    fn new_slot(&self, key: C::Key, value: ValueOf<C>) -> *mut u8 {
+    fn new_slot(&self, key: C::Key, value: ValueOf<C>) -> Result<*mut u8, S::Error> {
+        let word = <C::Layout as ConcurrentLayout>::into_slot(&self.space, key, value)?;
         if !Self::EMBEDS {
             self.bytes
                 .fetch_add(size_of::<Cell<C::Key, ValueOf<C>>>(), Ordering::Relaxed);
         }
-        <C::Layout as ConcurrentLayout>::into_slot(key, value)
+        Ok(word)
+    }
+
+    /// The reclaimer's handle on this tree's space, for freeing what it
+    /// retired.
+    fn space_context(&self) -> *const () {
+        core::ptr::from_ref(&self.space).cast()
     }
 
     /// Retires an unlinked node.
@@ -285,8 +352,9 @@ where
     unsafe fn retire_node(&self, pin: &Pin<'_>, word: *mut u8, kind: Kind) {
         self.bytes
             .fetch_sub(node::size::<C::Key>(kind), Ordering::Relaxed);
-        // SAFETY: the caller's contract.
-        unsafe { pin.retire::<NodeReclaim<C::Key>>(word) };
+        // SAFETY: the caller's contract; every object this reclaimer holds
+        // is this tree's, freed through this tree's space.
+        unsafe { pin.retire::<NodeReclaim<C::Key, S>>(word, self.space_context()) };
     }
 
     /// Retires an unlinked cell (a lazy leaf, or a leaf layout's value).
@@ -297,39 +365,85 @@ where
     unsafe fn retire_cell(&self, pin: &Pin<'_>, word: *mut u8) {
         self.bytes
             .fetch_sub(size_of::<Cell<C::Key, ValueOf<C>>>(), Ordering::Relaxed);
-        // SAFETY: the caller's contract.
-        unsafe { pin.retire::<CellReclaim<C::Key, ValueOf<C>>>(word) };
+        // SAFETY: as in `retire_node`.
+        unsafe { pin.retire::<CellReclaim<C::Key, ValueOf<C>, S>>(word, self.space_context()) };
     }
 
-    /// Frees the subtree below `word`, a child of a node at `shift + 8` (or
-    /// the root), without epochs: the caller owns the tree.
-    fn free_subtree(&self, pin: &Pin<'_>, word: *mut u8) {
+    /// Frees a subtree no thread can reach, and stops counting it: one
+    /// that was never published (a write that failed part way), or the
+    /// whole tree as it drops. `word` is a child of a node (or the root),
+    /// or null.
+    fn discard(&self, pin: &Pin<'_>, word: *mut u8) {
         if word.is_null() {
             return;
         }
         let Some(kind) = Kind::of(word) else {
             // SAFETY: a cell of this tree, reachable once, owned.
-            unsafe { Cell::<C::Key, ValueOf<C>>::free(word) };
+            unsafe { self.free_fresh_cell(word) };
             return;
         };
-        // SAFETY: a node of this tree, owned by the dropping tree.
-        let node = unsafe { NodeRef::<C::Key>::new(word, kind) };
+        // SAFETY: a node of this tree, owned by the caller.
+        let node = unsafe { self.node_at(word, kind) };
         let shift = node.header().shift();
         let mut entries = Entries::new();
         node.entries(pin, &mut entries, Self::values_at(shift));
         for (_, child) in entries.iter() {
             if shift > 0 {
-                self.free_subtree(pin, child);
+                self.discard(pin, child);
             } else if !Self::EMBEDS {
                 // SAFETY: a leaf layout's value cell, owned.
-                unsafe { Cell::<C::Key, ValueOf<C>>::free(child) };
+                unsafe { self.free_fresh_cell(child) };
             }
         }
         // SAFETY: reachable once, owned, its children freed above.
-        unsafe { node::free::<C::Key>(word) };
+        unsafe { self.free_fresh_node(word, kind) };
+    }
+
+    /// Frees an unpublished child of a node at `parent_shift`: a value's
+    /// slot word at the last level, else a subtree.
+    fn discard_child(&self, word: *mut u8, parent_shift: u32) {
+        if parent_shift > 0 {
+            self.discard(&self.reclaimer.pin(), word);
+        } else if !Self::EMBEDS {
+            // SAFETY: a leaf layout's value cell, never published.
+            unsafe { self.free_fresh_cell(word) };
+        }
+    }
+
+    /// Frees one node no thread can reach (not its children), uncounted.
+    ///
+    /// # Safety
+    ///
+    /// `word` is a node of `kind` this tree built, unreachable, freed once.
+    unsafe fn free_fresh_node(&self, word: *mut u8, kind: Kind) {
+        self.bytes
+            .fetch_sub(node::size::<C::Key>(kind), Ordering::Relaxed);
+        // SAFETY: the caller's contract.
+        unsafe { node::free::<C::Key, S>(&self.space, word) };
+    }
+
+    /// Frees one cell no thread can reach, uncounted.
+    ///
+    /// # Safety
+    ///
+    /// `word` is a cell this tree made, unreachable, freed once.
+    unsafe fn free_fresh_cell(&self, word: *mut u8) {
+        self.bytes
+            .fetch_sub(size_of::<Cell<C::Key, ValueOf<C>>>(), Ordering::Relaxed);
+        // SAFETY: the caller's contract.
+        unsafe { Cell::<C::Key, ValueOf<C>>::free(&self.space, word) };
     }
 }
 
+impl<C: Config> ConcurrentTree<C>
+where
+    C::Layout: ConcurrentLayout,
+{
+    /// An empty tree.
+    pub fn new() -> Self {
+        Self::in_space(LocalSpace)
+    }
+}
 impl<C: Config> Default for ConcurrentTree<C>
 where
     C::Layout: ConcurrentLayout,
@@ -339,20 +453,26 @@ where
     }
 }
 
-impl<C: Config> Drop for ConcurrentTree<C>
+impl<C: Config, S: Space> Drop for ConcurrentTree<C, S>
 where
     C::Layout: ConcurrentLayout,
 {
     fn drop(&mut self) {
-        // Retired nodes are the reclaimer's, freed when it drops after
-        // this; what is reachable is the tree's.
-        let pin = self.reclaimer.pin();
-        let root = self.root.load(Ordering::Relaxed);
-        self.free_subtree(&pin, root);
+        // `&mut self`: no thread can pin the tree any more, so what is
+        // reachable and what was retired can both go.
+        {
+            let pin = self.reclaimer.pin();
+            let root = self.root.load(Ordering::Relaxed);
+            self.discard(&pin, root);
+        }
+        let context = self.space_context();
+        // SAFETY: every object the reclaimer holds is this tree's, freed
+        // through this space, and unreachable (above).
+        unsafe { self.reclaimer.free_all(context) };
     }
 }
 
-impl<C: Config> fmt::Debug for ConcurrentTree<C>
+impl<C: Config, S: Space> fmt::Debug for ConcurrentTree<C, S>
 where
     C::Layout: ConcurrentLayout,
     ValueOf<C>: fmt::Debug,

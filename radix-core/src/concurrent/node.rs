@@ -38,11 +38,13 @@
 //! (`ptr::without_provenance_mut`), so one atomic pointer type serves
 //! every slot and no pointer ever passes through an integer.
 
+use core::alloc::Layout;
 use core::marker::PhantomData;
-use core::ptr;
+use core::ptr::{self, NonNull};
 
 use super::lock::NodeLock;
 use super::reclaim::{Pin, Reclaim};
+use super::space::Space;
 use super::sync::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use crate::key::Key;
 use crate::simd::{GROUP_BYTES, eq_mask, prefetch};
@@ -615,70 +617,76 @@ impl<'a, K: Key> NodeRef<'a, K> {
     }
 }
 
-/// Allocates a node of `kind` holding `entries`, and returns its tagged
-/// pointer, unpublished. `values`: as for [`NodeRef::find`].
-pub(crate) fn build<K: Key>(kind: Kind, prefix: K, entries: &Entries, values: bool) -> *mut u8 {
+/// Allocates a node of `kind` in `space` holding `entries`, and returns
+/// its tagged word, unpublished. `values`: as for [`NodeRef::find`].
+pub(crate) fn build<K: Key, S: Space>(
+    space: &S,
+    kind: Kind,
+    prefix: K,
+    entries: &Entries,
+    values: bool,
+) -> Result<*mut u8, S::Error> {
     debug_assert!(entries.len() <= kind.capacity());
-    fn boxed<T>(node: T, kind: Kind) -> *mut u8 {
-        Box::into_raw(Box::new(node))
-            .cast::<u8>()
-            .map_addr(|a| a | kind as usize)
+    fn place<T, S: Space>(space: &S, node: T, kind: Kind) -> Result<*mut u8, S::Error> {
+        let addr = space.alloc(Layout::new::<T>())?.cast::<T>();
+        // SAFETY: fresh memory of `T`'s layout, owned here.
+        unsafe { addr.write(node) };
+        Ok(addr.as_ptr().cast::<u8>().map_addr(|a| a | kind as usize))
     }
-    let word = match kind {
-        Kind::N4 => boxed(Small::<K, 4, 1>::new(prefix), kind),
-        Kind::N16 => boxed(Small::<K, 16, 2>::new(prefix), kind),
-        Kind::N32 => boxed(Small::<K, 32, 4>::new(prefix), kind),
-        Kind::N64 => boxed(Indexed::<K>::new(prefix), kind),
-        Kind::N256 => boxed(Full::<K>::new(prefix), kind),
-    };
+    let tagged = match kind {
+        Kind::N4 => place(space, Small::<K, 4, 1>::new(prefix), kind),
+        Kind::N16 => place(space, Small::<K, 16, 2>::new(prefix), kind),
+        Kind::N32 => place(space, Small::<K, 32, 4>::new(prefix), kind),
+        Kind::N64 => place(space, Indexed::<K>::new(prefix), kind),
+        Kind::N256 => place(space, Full::<K>::new(prefix), kind),
+    }?;
     // SAFETY: just allocated, owned here until published.
-    let node = unsafe { NodeRef::<K>::new(word, kind) };
+    let node = unsafe { NodeRef::<K>::new(tagged, kind) };
     for (chunk, child) in entries.iter() {
         let appended = node.try_append(chunk, child, values);
         debug_assert!(appended);
     }
-    word
+    Ok(space.word(tagged))
 }
 
-/// The bytes a node of `kind` takes from the allocator.
-pub(crate) const fn size<K>(kind: Kind) -> usize {
+/// The memory layout of a node of `kind`.
+const fn layout<K>(kind: Kind) -> Layout {
     match kind {
-        Kind::N4 => size_of::<Small<K, 4, 1>>(),
-        Kind::N16 => size_of::<Small<K, 16, 2>>(),
-        Kind::N32 => size_of::<Small<K, 32, 4>>(),
-        Kind::N64 => size_of::<Indexed<K>>(),
-        Kind::N256 => size_of::<Full<K>>(),
+        Kind::N4 => Layout::new::<Small<K, 4, 1>>(),
+        Kind::N16 => Layout::new::<Small<K, 16, 2>>(),
+        Kind::N32 => Layout::new::<Small<K, 32, 4>>(),
+        Kind::N64 => Layout::new::<Indexed<K>>(),
+        Kind::N256 => Layout::new::<Full<K>>(),
     }
 }
 
-/// Frees a node (not its children).
+/// The bytes a node of `kind` takes from its space.
+pub(crate) const fn size<K>(kind: Kind) -> usize {
+    layout::<K>(kind).size()
+}
+
+/// Frees a node (not its children). Nodes hold only atomics and plain
+/// words, so there is nothing to drop.
 ///
 /// # Safety
 ///
-/// `word` is a tagged pointer [`build`] returned, unreachable by every
-/// thread, freed once.
-pub(crate) unsafe fn free<K: Key>(word: *mut u8) {
-    let kind = Kind::of(word).expect("a node pointer carries its kind");
-    let addr = word.map_addr(|a| a & !TAG_MASK);
-    // SAFETY: the caller's contract; `build` boxed a node of this kind at
-    // this address.
-    unsafe {
-        match kind {
-            Kind::N4 => drop(Box::from_raw(addr.cast::<Small<K, 4, 1>>())),
-            Kind::N16 => drop(Box::from_raw(addr.cast::<Small<K, 16, 2>>())),
-            Kind::N32 => drop(Box::from_raw(addr.cast::<Small<K, 32, 4>>())),
-            Kind::N64 => drop(Box::from_raw(addr.cast::<Indexed<K>>())),
-            Kind::N256 => drop(Box::from_raw(addr.cast::<Full<K>>())),
-        }
-    }
+/// `word` is a tagged word [`build`] returned on `space`, unreachable by
+/// every thread, freed once.
+pub(crate) unsafe fn free<K: Key, S: Space>(space: &S, word: *mut u8) {
+    let kind = Kind::of(word).expect("a node word carries its kind");
+    let addr = space.resolve(word).map_addr(|a| a & !TAG_MASK);
+    // SAFETY: the caller's contract: `build` placed a node of this kind,
+    // with this layout, at this address.
+    unsafe { space.free(NonNull::new_unchecked(addr), layout::<K>(kind)) };
 }
 
-/// Reclaims retired nodes of key type `K`.
-pub(crate) struct NodeReclaim<K>(PhantomData<K>);
+/// Reclaims retired nodes of key type `K` in a space of type `S`.
+pub(crate) struct NodeReclaim<K, S>(PhantomData<(K, S)>);
 
-impl<K: Key> Reclaim for NodeReclaim<K> {
-    unsafe fn reclaim(ptr: *mut u8) {
-        // SAFETY: `Reclaim::reclaim`'s contract is `free`'s.
-        unsafe { free::<K>(ptr) }
+impl<K: Key, S: Space> Reclaim for NodeReclaim<K, S> {
+    unsafe fn reclaim(space: *const (), word: *mut u8) {
+        // SAFETY: `Reclaim::reclaim`'s contract: `space` is the `S` of
+        // the tree that retired this node, and the node is unreachable.
+        unsafe { free::<K, S>(&*space.cast::<S>(), word) }
     }
 }

@@ -1,13 +1,14 @@
 //! Lookups: a walk down with atomic loads, under a pin, taking no lock.
 
-use super::layout::{Cell, ConcurrentLayout};
-use super::node::{Kind, NodeRef};
+use super::layout::ConcurrentLayout;
+use super::node::Kind;
 use super::reclaim::Pin;
+use super::space::{LocalSpace, Space};
 use super::{ConcurrentTree, ValueOf};
 use crate::config::Config;
 use crate::key::Key;
 
-impl<C: Config> ConcurrentTree<C>
+impl<C: Config, S: Space> ConcurrentTree<C, S>
 where
     C::Layout: ConcurrentLayout,
 {
@@ -32,11 +33,11 @@ where
             let Some(kind) = Kind::of(word) else {
                 // SAFETY: a tag of zero in an inner slot is a lazy leaf, a
                 // cell the pin protects.
-                let cell = unsafe { Cell::<C::Key, ValueOf<C>>::get(word) };
+                let cell = unsafe { self.cell_at(word) };
                 return (cell.key == key).then(|| f(&cell.value));
             };
             // SAFETY: a node of this tree, loaded under the pin.
-            let node = unsafe { NodeRef::<C::Key>::new(word, kind) };
+            let node = unsafe { self.node_at(word, kind) };
             if Self::PATH {
                 let prefix = node.header().prefix();
                 if !key.matches_word(prefix) {
@@ -53,9 +54,7 @@ where
             let slot = node.find(key.chunk(shift), pin, Self::values_at(shift))?;
             if shift == 0 {
                 // SAFETY: a last-level slot word of this layout, protected.
-                return Some(unsafe {
-                    <C::Layout as ConcurrentLayout>::with_slot::<C::Key, R>(slot, f)
-                });
+                return Some(unsafe { self.with_value(slot, f) });
             }
             word = slot;
             shift -= 8;
@@ -163,20 +162,20 @@ where
 /// let sum: u64 = (0..1000).filter_map(|k| pin.get(k)).sum();
 /// assert_eq!(sum, 1000 * 1001 / 2);
 /// ```
-pub struct ReadPin<'a, C: Config>
+pub struct ReadPin<'a, C: Config, S: Space = LocalSpace>
 where
     C::Layout: ConcurrentLayout,
 {
-    tree: &'a ConcurrentTree<C>,
+    tree: &'a ConcurrentTree<C, S>,
     pin: Pin<'a>,
 }
 
-impl<C: Config> ConcurrentTree<C>
+impl<C: Config, S: Space> ConcurrentTree<C, S>
 where
     C::Layout: ConcurrentLayout,
 {
     /// Pins the current epoch for a run of lookups; see [`ReadPin`].
-    pub fn pin(&self) -> ReadPin<'_, C> {
+    pub fn pin(&self) -> ReadPin<'_, C, S> {
         ReadPin {
             tree: self,
             pin: self.reclaimer.pin(),
@@ -184,7 +183,7 @@ where
     }
 }
 
-impl<C: Config> ReadPin<'_, C>
+impl<C: Config, S: Space> ReadPin<'_, C, S>
 where
     C::Layout: ConcurrentLayout,
 {
@@ -210,7 +209,7 @@ where
     }
 }
 
-impl<C: Config> core::fmt::Debug for ReadPin<'_, C>
+impl<C: Config, S: Space> core::fmt::Debug for ReadPin<'_, C, S>
 where
     C::Layout: ConcurrentLayout,
 {

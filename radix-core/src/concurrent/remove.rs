@@ -2,9 +2,10 @@
 //! parent, a node left with one child gives way to it where the
 //! compression allows, and a sparse node shrinks to a smaller kind.
 
-use super::layout::{Cell, ConcurrentLayout};
+use super::layout::ConcurrentLayout;
 use super::node::{Entries, Kind, NodeRef};
 use super::reclaim::Pin;
+use super::space::Space;
 use super::sync::Ordering;
 use super::{Attempt, ConcurrentTree, Parent, ValueOf};
 use crate::config::Config;
@@ -17,7 +18,7 @@ struct Found<'p, K> {
     word: *mut u8,
 }
 
-impl<C: Config> ConcurrentTree<C>
+impl<C: Config, S: Space> ConcurrentTree<C, S>
 where
     C::Layout: ConcurrentLayout,
 {
@@ -56,7 +57,7 @@ where
                 return self.remove_cell(pin, parent, word, key);
             };
             // SAFETY: a node of this tree, loaded under the pin.
-            let node = unsafe { NodeRef::<C::Key>::new(word, kind) };
+            let node = unsafe { self.node_at(word, kind) };
             let header = node.header();
             if Self::PATH {
                 shift = header.shift();
@@ -87,12 +88,7 @@ where
             };
             let old_word = slot.load(Ordering::Relaxed);
             // SAFETY: a last-level slot word of this layout, under the lock.
-            let old = unsafe {
-                <C::Layout as ConcurrentLayout>::with_slot::<C::Key, _>(
-                    old_word,
-                    ValueOf::<C>::clone,
-                )
-            };
+            let old = unsafe { self.with_value(old_word, ValueOf::<C>::clone) };
             node.remove(chunk, Self::EMBEDS);
             let sparse = Self::sparse(node);
             drop(guard);
@@ -116,7 +112,7 @@ where
         key: C::Key,
     ) -> Attempt<Option<ValueOf<C>>> {
         // SAFETY: a lazy leaf of this tree, loaded under the pin.
-        let cell = unsafe { Cell::<C::Key, ValueOf<C>>::get(word) };
+        let cell = unsafe { self.cell_at(word) };
         if cell.key != key {
             return Attempt::Done(None);
         }
@@ -191,7 +187,13 @@ where
             } else if let Some(smaller) = node.kind().smaller()
                 && entries.len() <= smaller.capacity() / 2
             {
-                Some(self.new_node(smaller, node.header().prefix(), &entries, shift))
+                // Shrinking is an economy: without room for the smaller
+                // node, the sparse one stays.
+                let Ok(shrunk) = self.new_node(smaller, node.header().prefix(), &entries, shift)
+                else {
+                    return;
+                };
+                Some(shrunk)
             } else {
                 return;
             };
@@ -226,10 +228,9 @@ where
             }
             let key = node.header().prefix().with_chunk(0, chunk);
             // SAFETY: an embedded last-level slot word of this layout.
-            let value = unsafe {
-                <C::Layout as ConcurrentLayout>::with_slot::<C::Key, _>(child, ValueOf::<C>::clone)
-            };
-            return Some(self.new_cell(key, value));
+            let value = unsafe { self.with_value(child, ValueOf::<C>::clone) };
+            // Without room for the cell, the node stays.
+            return self.new_cell(key, value).ok();
         }
         let is_cell = Kind::of(child).is_none();
         (Self::PATH || (Self::LAZY && is_cell)).then_some(child)
@@ -252,7 +253,7 @@ where
         loop {
             let kind = Kind::of(word)?;
             // SAFETY: a node of this tree, loaded under the pin.
-            let node = unsafe { NodeRef::<C::Key>::new(word, kind) };
+            let node = unsafe { self.node_at(word, kind) };
             if node.addr() == target {
                 return Some(Found { parent, node, word });
             }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::ConcurrentTree;
+use super::{ConcurrentTree, ValueOf};
 use crate::config::{Compression, Config};
 use crate::mem::LocalMemory;
 use crate::node::SizeClasses;
@@ -32,6 +32,8 @@ configs! {
     U64Path: u64, Embedded<u64>, Path;
     U32LeafNone: u32, Leaf<String>, None;
     U128LeafFull: u128, Leaf<String>, Full;
+    U64LeafNone: u64, Leaf<String>, None;
+    U64LeafFull: u64, Leaf<String>, Full;
     U16None: u16, Embedded<u32>, None;
 }
 
@@ -317,4 +319,80 @@ fn the_planted_publish_before_copy_is_caught() {
     PUBLISH_BEFORE_COPY.store(false, Ordering::Relaxed);
     let round = caught.expect("a grown node published before its copy was never caught");
     println!("publishing a grown node before its copy was rejected in round {round}");
+}
+
+/// Every write whose space refuses an allocation part way: for each
+/// budget, an insert fails or succeeds whole. A refused insert leaves the
+/// tree equal to the model, its memory count unchanged, and nothing it
+/// built allocated; the drop frees every allocation.
+fn refused_writes_change_nothing<C: Config<Key = u64>>(value: impl Fn(u64) -> ValueOf<C>)
+where
+    C::Layout: super::ConcurrentLayout,
+    ValueOf<C>: PartialEq + std::fmt::Debug,
+{
+    use super::space::budget::BudgetSpace;
+    use std::sync::atomic::Ordering::Relaxed;
+    // Keys that need every kind of build: a first key, a path split
+    // high up, a taller root, a lazy leaf's split at the last level, and
+    // growth through every node kind.
+    let mut keys = vec![5u64, 1 << 40, 6, 7, 1 << 50, (1 << 40) | 1, 300, 70_000];
+    keys.extend((0..if cfg!(miri) { 12 } else { 300 }).map(|i| (i * 7) << 8));
+    let space = BudgetSpace::default();
+    let tree = ConcurrentTree::<C, BudgetSpace>::in_space(space.clone());
+    let mut model = BTreeMap::new();
+    let mut refusals = 0;
+    for (i, &key) in keys.iter().enumerate() {
+        for budget in 0.. {
+            tree.space.left.store(budget, Relaxed);
+            let (live, bytes) = (tree.space.live.load(Relaxed), tree.memory_usage());
+            match tree.upsert(key, |_| value(i as u64)) {
+                Ok(old) => {
+                    assert_eq!(old, model.insert(key, value(i as u64)), "key {key:#x}");
+                    break;
+                }
+                Err(_) => {
+                    refusals += 1;
+                    assert_eq!(
+                        tree.space.live.load(Relaxed),
+                        live,
+                        "a refused write leaked"
+                    );
+                    assert_eq!(tree.memory_usage(), bytes, "a refused write counted");
+                    assert!(budget < 64, "key {key:#x} never fits");
+                }
+            }
+        }
+        if i % 16 == 0 && !cfg!(miri) {
+            assert!(tree.iter().eq(model.iter().map(|(&k, v)| (k, v.clone()))));
+        }
+    }
+    assert!(tree.iter().eq(model.iter().map(|(&k, v)| (k, v.clone()))));
+    assert!(refusals > keys.len(), "budgets that refused: {refusals}");
+    // Removals never need memory they cannot do without.
+    tree.space.left.store(0, Relaxed);
+    for &key in keys.iter().step_by(3) {
+        assert_eq!(tree.remove(key), model.remove(&key));
+    }
+    assert!(tree.iter().eq(model.iter().map(|(&k, v)| (k, v.clone()))));
+    assert!(space.live.load(Relaxed) > 0);
+    drop(tree);
+    assert_eq!(space.live.load(Relaxed), 0, "the drop left allocations");
+}
+
+#[test]
+fn refused_writes_change_nothing_uncompressed() {
+    refused_writes_change_nothing::<U64None>(|i| i);
+}
+
+#[test]
+fn refused_writes_change_nothing_compressed() {
+    refused_writes_change_nothing::<U64Full>(|i| i);
+    refused_writes_change_nothing::<U64Lazy>(|i| i);
+    refused_writes_change_nothing::<U64Path>(|i| i);
+}
+
+#[test]
+fn refused_writes_change_nothing_with_leaf_values() {
+    refused_writes_change_nothing::<U64LeafNone>(|i| i.to_string());
+    refused_writes_change_nothing::<U64LeafFull>(|i| i.to_string());
 }

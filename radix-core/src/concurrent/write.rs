@@ -1,9 +1,10 @@
 //! Inserts and upserts: lock the node that changes, or its parent too when
 //! it must be replaced.
 
-use super::layout::{Cell, ConcurrentLayout};
+use super::layout::ConcurrentLayout;
 use super::node::{Entries, Kind, NodeRef};
 use super::reclaim::Pin;
+use super::space::{Space, infallible};
 use super::sync::Ordering;
 use super::{Attempt, ConcurrentTree, Parent, ValueOf};
 use crate::config::Config;
@@ -52,12 +53,28 @@ where
         key: C::Key,
         f: impl FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>,
     ) -> Option<ValueOf<C>> {
+        infallible(self.upsert(key, f))
+    }
+}
+
+impl<C: Config, S: Space> ConcurrentTree<C, S>
+where
+    C::Layout: ConcurrentLayout,
+{
+    /// [`update_or_insert`](ConcurrentTree::update_or_insert) in any
+    /// space: fails, changing nothing, if the space has no room for what
+    /// the write must build. (`f` may have run; its value is dropped.)
+    pub(crate) fn upsert(
+        &self,
+        key: C::Key,
+        f: impl FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>,
+    ) -> Result<Option<ValueOf<C>>, S::Error> {
         let pin = self.reclaimer.pin();
         // The closure is taken once, when an attempt commits.
         let mut make = Some(f);
         loop {
-            if let Attempt::Done(old) = self.try_upsert(&pin, key, &mut make) {
-                return old;
+            if let Attempt::Done(old) = self.try_upsert(&pin, key, &mut make)? {
+                return Ok(old);
             }
         }
     }
@@ -77,7 +94,7 @@ where
         pin: &Pin<'_>,
         key: C::Key,
         make: &mut Option<F>,
-    ) -> Attempt<Option<ValueOf<C>>> {
+    ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
         let mut parent = Parent::Root;
         let mut word = pin.load(&self.root);
         let mut shift = 0;
@@ -86,18 +103,18 @@ where
                 // Only the root slot is ever empty: a node's absent child
                 // is handled at the node.
                 let Some((_guard, slot)) = self.lock_parent(parent, word) else {
-                    return Attempt::Restart;
+                    return Ok(Attempt::Restart);
                 };
                 let value = Self::make(make, None);
                 let top = key.root_shift();
-                slot.store(self.single(key, top, value), Ordering::Release);
-                return Attempt::Done(None);
+                slot.store(self.single(key, top, value)?, Ordering::Release);
+                return Ok(Attempt::Done(None));
             }
             let Some(kind) = Kind::of(word) else {
                 return self.upsert_at_cell(pin, parent, word, key, make);
             };
             // SAFETY: a node of this tree, loaded under the pin.
-            let node = unsafe { NodeRef::<C::Key>::new(word, kind) };
+            let node = unsafe { self.node_at(word, kind) };
             let header = node.header();
             let at_root = matches!(parent, Parent::Root);
             let mismatch = if Self::PATH {
@@ -125,37 +142,32 @@ where
             // The key's slot is in this node: present (last level), or
             // absent and to be added.
             let Some(guard) = header.lock.lock() else {
-                return Attempt::Restart;
+                return Ok(Attempt::Restart);
             };
             if let Some(slot) = node.slot(chunk) {
                 if shift > 0 {
                     // A child appeared since the search: descend again.
-                    return Attempt::Restart;
+                    return Ok(Attempt::Restart);
                 }
                 let old_word = slot.load(Ordering::Relaxed);
                 // SAFETY: a last-level slot word of this layout; the node
                 // is locked, so it is this tree's current value.
-                let old = unsafe {
-                    <C::Layout as ConcurrentLayout>::with_slot::<C::Key, _>(
-                        old_word,
-                        ValueOf::<C>::clone,
-                    )
-                };
+                let old = unsafe { self.with_value(old_word, ValueOf::<C>::clone) };
                 let value = Self::make(make, Some(&old));
-                slot.store(self.new_slot(key, value), Ordering::Release);
+                slot.store(self.new_slot(key, value)?, Ordering::Release);
                 drop(guard);
                 if !Self::EMBEDS {
                     // SAFETY: the old value's cell was just unlinked.
                     unsafe { self.retire_cell(pin, old_word) };
                 }
-                return Attempt::Done(Some(old));
+                return Ok(Attempt::Done(Some(old)));
             }
             if node.has_room(chunk, values) {
                 let value = Self::make(make, None);
-                let child = self.below(key, shift, value);
+                let child = self.below(key, shift, value)?;
                 let appended = node.try_append(chunk, child, values);
                 debug_assert!(appended);
-                return Attempt::Done(None);
+                return Ok(Attempt::Done(None));
             }
             drop(guard);
             return self.grow(pin, parent, node, word, shift, key, make);
@@ -164,7 +176,7 @@ where
 
     /// The child to add for `key` below a node at `shift`: its value's slot
     /// word at the last level, else a subtree holding only `key`.
-    fn below(&self, key: C::Key, shift: u32, value: ValueOf<C>) -> *mut u8 {
+    fn below(&self, key: C::Key, shift: u32, value: ValueOf<C>) -> Result<*mut u8, S::Error> {
         if shift == 0 {
             self.new_slot(key, value)
         } else {
@@ -175,26 +187,61 @@ where
     /// A subtree holding only `key`, for a slot whose child would sit at
     /// `shift`: a lazy leaf, a last-level node carrying the whole path in
     /// its prefix, or a chain of nodes down to the last level.
-    pub(super) fn single(&self, key: C::Key, shift: u32, value: ValueOf<C>) -> *mut u8 {
+    pub(super) fn single(
+        &self,
+        key: C::Key,
+        shift: u32,
+        value: ValueOf<C>,
+    ) -> Result<*mut u8, S::Error> {
         if Self::LAZY {
             return self.new_cell(key, value);
         }
-        let mut word = self.new_node1(key, 0, self.new_slot(key, value));
-        if !Self::PATH {
-            word = self.chain(key, SPAN, shift, word);
+        let slot = self.new_slot(key, value)?;
+        let leaf = self
+            .new_node1(key, 0, slot)
+            .inspect_err(|_| self.discard_child(slot, 0))?;
+        if Self::PATH {
+            return Ok(leaf);
         }
-        word
+        self.chain(key, SPAN, shift, leaf)
+            .inspect_err(|_| self.discard_child(leaf, SPAN))
     }
 
     /// Wraps `word` in single-child nodes at shifts `from..=to` on `key`'s
-    /// path.
-    fn chain(&self, key: C::Key, from: u32, to: u32, mut word: *mut u8) -> *mut u8 {
+    /// path. On failure the nodes it built are freed and `word` is left
+    /// to the caller.
+    fn chain(&self, key: C::Key, from: u32, to: u32, word: *mut u8) -> Result<*mut u8, S::Error> {
+        let mut top = word;
         let mut shift = from;
         while shift <= to {
-            word = self.new_node1(key, shift, word);
+            match self.new_node1(key, shift, top) {
+                Ok(wrapped) => top = wrapped,
+                Err(error) => {
+                    self.unchain(top, word);
+                    return Err(error);
+                }
+            }
             shift += SPAN;
         }
-        word
+        Ok(top)
+    }
+
+    /// Frees the unpublished single-child nodes from `top` down to, not
+    /// including, `bottom`: what [`chain`](Self::chain) built.
+    fn unchain(&self, mut top: *mut u8, bottom: *mut u8) {
+        let pin = self.reclaimer.pin();
+        while top != bottom {
+            let kind = Kind::of(top).expect("a chain holds nodes");
+            // SAFETY: a node `chain` built, never published, owned here.
+            let node = unsafe { self.node_at(top, kind) };
+            let mut entries = Entries::new();
+            node.entries(&pin, &mut entries, false);
+            let (_, child) = entries.iter().next().expect("a chain node has its child");
+            // SAFETY: unpublished, so unreachable, freed once; its child
+            // is the next link, freed next or left to the caller.
+            unsafe { self.free_fresh_node(top, kind) };
+            top = child;
+        }
     }
 
     /// The subtree that holds `other`'s subtree and `key`, which diverge:
@@ -208,17 +255,24 @@ where
         other: C::Key,
         other_child: *mut u8,
         top: u32,
-    ) -> *mut u8 {
+    ) -> Result<*mut u8, S::Error> {
         let split = key.diverging_shift(other);
+        let mine = self.below(key, split, value)?;
         let mut entries = Entries::new();
         entries.push(other.chunk(split), other_child);
-        entries.push(key.chunk(split), self.below(key, split, value));
-        let node = self.new_node(Kind::N4, key.prefix_word(split), &entries, split);
+        entries.push(key.chunk(split), mine);
+        let node = self
+            .new_node(Kind::N4, key.prefix_word(split), &entries, split)
+            .inspect_err(|_| self.discard_child(mine, split))?;
         if Self::PATH {
-            node
-        } else {
-            self.chain(key, split + SPAN, top, node)
+            return Ok(node);
         }
+        self.chain(key, split + SPAN, top, node).inspect_err(|_| {
+            // SAFETY: built just above, never published; its children
+            // are `other_child` (the caller's) and `mine`, freed next.
+            unsafe { self.free_fresh_node(node, Kind::N4) };
+            self.discard_child(mine, split);
+        })
     }
 
     /// Upserts where a lazy leaf sits in `parent`'s slot.
@@ -229,20 +283,20 @@ where
         word: *mut u8,
         key: C::Key,
         make: &mut Option<F>,
-    ) -> Attempt<Option<ValueOf<C>>> {
+    ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
         // SAFETY: a lazy leaf of this tree, loaded under the pin.
-        let cell = unsafe { Cell::<C::Key, ValueOf<C>>::get(word) };
+        let cell = unsafe { self.cell_at(word) };
         let Some((guard, slot)) = self.lock_parent(parent, word) else {
-            return Attempt::Restart;
+            return Ok(Attempt::Restart);
         };
         if cell.key == key {
             let old = cell.value.clone();
             let value = Self::make(make, Some(&old));
-            slot.store(self.new_cell(key, value), Ordering::Release);
+            slot.store(self.new_cell(key, value)?, Ordering::Release);
             drop(guard);
             // SAFETY: the old cell was just unlinked.
             unsafe { self.retire_cell(pin, word) };
-            return Attempt::Done(Some(old));
+            return Ok(Attempt::Done(Some(old)));
         }
         let value = Self::make(make, None);
         let top = match parent {
@@ -254,21 +308,25 @@ where
         let split = key.diverging_shift(cell.key);
         let copied = split == 0 && Self::EMBEDS;
         let other_child = if copied {
-            self.new_slot(cell.key, cell.value.clone())
+            self.new_slot(cell.key, cell.value.clone())?
         } else {
             word
         };
-        slot.store(
-            self.join(key, value, cell.key, other_child, top),
-            Ordering::Release,
-        );
+        let joined = self
+            .join(key, value, cell.key, other_child, top)
+            .inspect_err(|_| {
+                if copied {
+                    self.discard_child(other_child, 0);
+                }
+            })?;
+        slot.store(joined, Ordering::Release);
         drop(guard);
         if copied {
             // SAFETY: the cell was just unlinked; its value lives on in
             // the slot.
             unsafe { self.retire_cell(pin, word) };
         }
-        Attempt::Done(None)
+        Ok(Attempt::Done(None))
     }
 
     /// Inserts `key`, which lies outside the node `word` at `shift`, by a
@@ -281,25 +339,26 @@ where
         shift: u32,
         key: C::Key,
         make: &mut Option<F>,
-    ) -> Attempt<Option<ValueOf<C>>> {
+    ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
         let Some((_guard, slot)) = self.lock_parent(parent, word) else {
-            return Attempt::Restart;
+            return Ok(Attempt::Restart);
         };
         let value = Self::make(make, None);
         let joined = if Self::PATH {
             // SAFETY: `word` is still the parent's child (checked under
             // its lock), so the node is live.
-            let node = unsafe { NodeRef::<C::Key>::new(word, Kind::of(word).expect("a node")) };
-            self.join(key, value, node.header().prefix(), word, 0)
+            let node = unsafe { self.node_at(word, Kind::of(word).expect("a node")) };
+            self.join(key, value, node.header().prefix(), word, 0)?
         } else {
             // The root's keys have zero chunks above it, as key 0 does;
             // the old root hangs below the new one by a chain of zeros.
             let top = key.root_shift();
-            let lifted = self.chain(C::Key::MIN, shift + SPAN, top - SPAN, word);
+            let lifted = self.chain(C::Key::MIN, shift + SPAN, top - SPAN, word)?;
             self.join(key, value, C::Key::MIN, lifted, top)
+                .inspect_err(|_| self.unchain(lifted, word))?
         };
         slot.store(joined, Ordering::Release);
-        Attempt::Done(None)
+        Ok(Attempt::Done(None))
     }
 
     /// Adds `key` below a node with no room for it: builds the node anew,
@@ -314,22 +373,23 @@ where
         shift: u32,
         key: C::Key,
         make: &mut Option<F>,
-    ) -> Attempt<Option<ValueOf<C>>> {
+    ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
         let Some((parent_guard, slot)) = self.lock_parent(parent, word) else {
-            return Attempt::Restart;
+            return Ok(Attempt::Restart);
         };
         let Some(guard) = node.header().lock.lock() else {
-            return Attempt::Restart;
+            return Ok(Attempt::Restart);
         };
         let chunk = key.chunk(shift);
         if node.slot(chunk).is_some() {
-            return Attempt::Restart;
+            return Ok(Attempt::Restart);
         }
         let values = Self::values_at(shift);
         let mut entries = Entries::new();
         node.entries(pin, &mut entries, values);
         let value = Self::make(make, None);
-        entries.push(chunk, self.below(key, shift, value));
+        let mine = self.below(key, shift, value)?;
+        entries.push(chunk, mine);
         let kind = Kind::for_len(entries.len());
         #[cfg(test)]
         if C::COMPRESSION == crate::config::Compression::Path
@@ -337,11 +397,11 @@ where
         {
             // The bug the linearizability test must catch: readers find
             // the grown node empty until the copy below is done.
-            let grown = self.new_node(kind, node.header().prefix(), &Entries::new(), shift);
+            let grown = self.new_node(kind, node.header().prefix(), &Entries::new(), shift)?;
             slot.store(grown, Ordering::Release);
             // SAFETY: the new node, unpublished to writers (the parent's
             // lock is held), is this tree's.
-            let grown_node = unsafe { NodeRef::<C::Key>::new(grown, kind) };
+            let grown_node = unsafe { self.node_at(grown, kind) };
             for (chunk, child) in entries.iter() {
                 std::thread::yield_now();
                 grown_node.try_append(chunk, child, values);
@@ -351,15 +411,17 @@ where
             drop(parent_guard);
             // SAFETY: as below.
             unsafe { self.retire_node(pin, word, node.kind()) };
-            return Attempt::Done(None);
+            return Ok(Attempt::Done(None));
         }
-        let grown = self.new_node(kind, node.header().prefix(), &entries, shift);
+        let grown = self
+            .new_node(kind, node.header().prefix(), &entries, shift)
+            .inspect_err(|_| self.discard_child(mine, shift))?;
         slot.store(grown, Ordering::Release);
         guard.mark_obsolete();
         drop(guard);
         drop(parent_guard);
         // SAFETY: unlinked above, and marked obsolete so no writer uses it.
         unsafe { self.retire_node(pin, word, node.kind()) };
-        Attempt::Done(None)
+        Ok(Attempt::Done(None))
     }
 }

@@ -69,21 +69,27 @@ use super::{Padded, sync::AtomicUsize};
 #[cfg(not(any(loom, shuttle)))]
 use slots::{Slot, Slots};
 
-/// Frees a retired object, given the (tagged) pointer that was retired.
+/// Frees a retired object, given the (tagged) word that was retired and
+/// the context its tree passed along: the tree's space, which frees it.
 pub(crate) trait Reclaim {
-    /// Frees `ptr`.
+    /// Frees `word`.
     ///
     /// # Safety
     ///
-    /// `ptr` was retired through [`Pin::retire`] with this implementation,
-    /// and no thread can reach it any more.
-    unsafe fn reclaim(ptr: *mut u8);
+    /// `word` was retired through [`Pin::retire`] with this implementation
+    /// and `context`, `context` is still valid, and no thread can reach
+    /// the object any more.
+    unsafe fn reclaim(context: *const (), word: *mut u8);
 }
 
 /// An unlinked object and the function that frees it.
+///
+/// The context (the tree's space) is not stored: a tree can move, so it
+/// passes the context afresh whenever the reclaimer may free, which is
+/// only during a retirement and when the tree drops.
 struct Retired {
-    ptr: *mut u8,
-    reclaim: unsafe fn(*mut u8),
+    word: *mut u8,
+    reclaim: unsafe fn(*const (), *mut u8),
 }
 
 impl Retired {
@@ -91,11 +97,12 @@ impl Retired {
     ///
     /// # Safety
     ///
-    /// No thread can reach it any more, and it is freed once.
-    unsafe fn free(self) {
+    /// No thread can reach it any more, it is freed once, and `context`
+    /// is the one it was retired with.
+    unsafe fn free(self, context: *const ()) {
         // SAFETY: the caller's contract is `reclaim`'s, for the function
-        // `Pin::retire` paired with this pointer.
-        unsafe { (self.reclaim)(self.ptr) }
+        // `Pin::retire` paired with this word.
+        unsafe { (self.reclaim)(context, self.word) }
     }
 }
 
@@ -201,7 +208,7 @@ impl Reclaimer {
     /// frees the bags that have expired.
     #[cfg(not(any(loom, shuttle)))]
     #[cold]
-    fn seal(&self, slot: &Slot) {
+    fn seal(&self, slot: &Slot, context: *const ()) {
         // SAFETY: `slot` is the calling thread's (its pin's), and no other
         // reference to its list is live.
         let objects = core::mem::take(unsafe { slot.open() });
@@ -222,8 +229,9 @@ impl Reclaimer {
         // since advanced twice; each advance saw every pinned thread at the
         // then-current epoch, so every reader that could reach them has left.
         for object in expired.into_iter().flat_map(|bag| bag.objects) {
-            // SAFETY: unreachable by any pinned reader (above), freed once.
-            unsafe { object.free() };
+            // SAFETY: unreachable by any pinned reader (above), freed
+            // once, with the context of the tree that retired it.
+            unsafe { object.free(context) };
         }
     }
 
@@ -252,10 +260,14 @@ impl Reclaimer {
     }
 }
 
-impl Drop for Reclaimer {
-    fn drop(&mut self) {
-        // The tree is being dropped: no thread can pin it, so nothing
-        // retired is reachable.
+impl Reclaimer {
+    /// Frees everything retired and not yet freed: the tree is being
+    /// dropped, so no thread can pin it and nothing retired is reachable.
+    ///
+    /// # Safety
+    ///
+    /// `context` is the one every object here was retired with.
+    pub(crate) unsafe fn free_all(&mut self, context: *const ()) {
         #[cfg(not(any(loom, shuttle)))]
         {
             let sealed = self.sealed.0.get_mut().unwrap_or_else(|e| e.into_inner());
@@ -265,8 +277,8 @@ impl Drop for Reclaimer {
                 .collect::<Vec<_>>();
             for object in objects.into_iter().chain(self.slots.drain()) {
                 // SAFETY: retired once, unreachable, and no thread holds
-                // a pin on a tree being dropped.
-                unsafe { object.free() };
+                // a pin (`&mut self`); the caller vouches for `context`.
+                unsafe { object.free(context) };
             }
         }
         #[cfg(any(loom, shuttle))]
@@ -276,9 +288,8 @@ impl Drop for Reclaimer {
             .unwrap_or_else(|e| e.into_inner())
             .drain(..)
         {
-            // SAFETY: retired once, unreachable, and the tree (the last
-            // thread that could read it) is being dropped.
-            unsafe { object.free() };
+            // SAFETY: as above.
+            unsafe { object.free(context) };
         }
     }
 }
@@ -306,16 +317,18 @@ impl Pin<'_> {
         slot.load(Ordering::Acquire)
     }
 
-    /// Hands `ptr` over to be freed by `R` once no pinned thread can still
-    /// hold it.
+    /// Hands `word` over to be freed by `R` once no pinned thread can
+    /// still hold it. `context` is the tree's: expired objects, of this
+    /// call or earlier ones, are freed with it.
     ///
     /// # Safety
     ///
-    /// `ptr` is unreachable from the tree for every thread that pins after
-    /// this call, is retired once, and `R` frees what it is.
-    pub(crate) unsafe fn retire<R: Reclaim>(&self, ptr: *mut u8) {
+    /// `word` is unreachable from the tree for every thread that pins
+    /// after this call, is retired once, `R` frees what it is, and every
+    /// retirement on this reclaimer passes the same valid `context`.
+    pub(crate) unsafe fn retire<R: Reclaim>(&self, word: *mut u8, context: *const ()) {
         let object = Retired {
-            ptr,
+            word,
             reclaim: R::reclaim,
         };
         #[cfg(not(any(loom, shuttle)))]
@@ -325,7 +338,7 @@ impl Pin<'_> {
             let open = unsafe { self.slot.open() };
             open.push(object);
             if open.len() >= BATCH {
-                self.reclaimer.seal(self.slot);
+                self.reclaimer.seal(self.slot, context);
             }
         }
         #[cfg(any(loom, shuttle))]
@@ -347,9 +360,9 @@ mod tests {
 
     struct Counted<const T: usize>;
     impl<const T: usize> Reclaim for Counted<T> {
-        unsafe fn reclaim(ptr: *mut u8) {
+        unsafe fn reclaim(_: *const (), word: *mut u8) {
             // SAFETY: made by `Box::into_raw` in `retire_one`, freed once.
-            drop(unsafe { Box::from_raw(ptr.cast::<u64>()) });
+            drop(unsafe { Box::from_raw(word.cast::<u64>()) });
             FREED[T].fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -358,7 +371,13 @@ mod tests {
         let pin = reclaimer.pin();
         let ptr = Box::into_raw(Box::new(7u64)).cast::<u8>();
         // SAFETY: a fresh allocation no one else can reach, retired once.
-        unsafe { pin.retire::<Counted<T>>(ptr) };
+        unsafe { pin.retire::<Counted<T>>(ptr, core::ptr::null()) };
+    }
+
+    /// Drops `reclaimer` as its tree would.
+    fn drop_freeing(mut reclaimer: Reclaimer) {
+        // SAFETY: `Counted` needs no context.
+        unsafe { reclaimer.free_all(core::ptr::null()) };
     }
 
     fn freed<const T: usize>() -> usize {
@@ -396,7 +415,7 @@ mod tests {
             retire_one::<0>(&reclaimer);
         }
         assert!(freed::<0>() - before >= 4 * BATCH);
-        drop(reclaimer);
+        drop_freeing(reclaimer);
         assert_eq!(freed::<0>() - before, 8 * BATCH);
     }
 
@@ -426,7 +445,7 @@ mod tests {
                 }
             });
         });
-        drop(reclaimer);
+        drop_freeing(reclaimer);
         assert_eq!(freed::<1>() - before, 10);
     }
 }

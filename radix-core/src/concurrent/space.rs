@@ -1,0 +1,204 @@
+//! Where a concurrent tree's nodes and cells live, and what the words in
+//! its slots are.
+//!
+//! The engine never calls the allocator, and never dereferences a word it
+//! loaded from a slot, except through its [`Space`]:
+//!
+//! - [`Space::alloc`] and [`Space::free`] give and take the memory of
+//!   nodes and cells. Allocation may fail (a shared area has a size
+//!   limit), so every write builds what it needs before it publishes
+//!   anything, and frees what it built when an allocation fails: a
+//!   refused insert leaves the tree as it was.
+//! - [`Space::word`] turns an address the space handed out into the word a
+//!   slot stores, and [`Space::resolve`] turns a loaded word back into an
+//!   address. Both keep the low tag bits (a node's kind).
+//!
+//! [`LocalSpace`] is the process heap: words are the addresses
+//! themselves, so both conversions are the identity and compile to
+//! nothing, and allocation cannot fail. A space in shared memory stores
+//! offsets instead, since every process maps an area at its own address
+//! (`crate::shm`, "Pointers are offsets"); a slot then holds a
+//! provenance-free word, as an embedded value already does, and resolving
+//! it is one add to the base of this process's mapping.
+
+use core::alloc::Layout;
+use core::convert::Infallible;
+use core::fmt;
+use core::ptr::NonNull;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Where a concurrent tree keeps its nodes and cells. Sealed; the
+/// engine's use of it is described in the `concurrent::space` module.
+///
+/// # Safety
+///
+/// [`alloc`](Space::alloc) returns memory valid for reads and writes of
+/// the layout until it is given to [`free`](Space::free), never handed out
+/// twice while live. [`resolve`](Space::resolve) inverts
+/// [`word`](Space::word) on every address the space handed out, with the
+/// three low tag bits kept, and the address it returns carries the
+/// provenance of the allocation.
+pub unsafe trait Space: sealed::Sealed + Send + Sync + 'static {
+    /// Why an allocation failed; uninhabited when it cannot.
+    type Error: fmt::Debug + fmt::Display;
+
+    /// The address a node or cell word names, tag bits kept.
+    fn resolve(&self, word: *mut u8) -> *mut u8;
+
+    /// The word a slot stores for `addr`, an address (possibly tagged)
+    /// this space handed out.
+    fn word(&self, addr: *mut u8) -> *mut u8;
+
+    /// Memory for one node or cell.
+    ///
+    /// # Errors
+    ///
+    /// The space has no room for it.
+    fn alloc(&self, layout: Layout) -> Result<NonNull<u8>, Self::Error>;
+
+    /// Gives back what [`alloc`](Space::alloc) returned.
+    ///
+    /// # Safety
+    ///
+    /// `addr` came from `alloc(layout)` on this space, no thread can
+    /// reach it any more, and it is freed once.
+    unsafe fn free(&self, addr: NonNull<u8>, layout: Layout);
+}
+
+/// The process heap, through the global allocator: the space of every
+/// concurrent tree with `memory: local`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LocalSpace;
+
+impl sealed::Sealed for LocalSpace {}
+
+// SAFETY: the global allocator's contract; words are the addresses, with
+// their provenance, so `resolve` and `word` are the identity.
+unsafe impl Space for LocalSpace {
+    type Error = Infallible;
+
+    #[inline(always)]
+    fn resolve(&self, word: *mut u8) -> *mut u8 {
+        word
+    }
+
+    #[inline(always)]
+    fn word(&self, addr: *mut u8) -> *mut u8 {
+        addr
+    }
+
+    #[inline]
+    fn alloc(&self, layout: Layout) -> Result<NonNull<u8>, Infallible> {
+        debug_assert!(layout.size() > 0, "nodes and cells are never empty");
+        // SAFETY: `layout` has a non-zero size (every node and cell has a
+        // key or a header).
+        let addr = unsafe { std::alloc::alloc(layout) };
+        Ok(NonNull::new(addr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout)))
+    }
+
+    #[inline]
+    unsafe fn free(&self, addr: NonNull<u8>, layout: Layout) {
+        // SAFETY: the caller's contract: `alloc(layout)` returned it.
+        unsafe { std::alloc::dealloc(addr.as_ptr(), layout) }
+    }
+}
+
+/// Takes the value out of a result that cannot fail.
+#[inline(always)]
+pub(crate) fn infallible<T>(result: Result<T, Infallible>) -> T {
+    match result {
+        Ok(value) => value,
+        Err(never) => match never {},
+    }
+}
+
+/// A heap space with a budget of allocations, for the tests of refused
+/// writes: it fails once the budget is spent, and counts what is live.
+#[cfg(test)]
+pub(crate) mod budget {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The space; see the module docs. Its counts outlive the tree.
+    #[derive(Debug, Default, Clone)]
+    pub(crate) struct BudgetSpace(pub(crate) Arc<Counts>);
+
+    /// A [`BudgetSpace`]'s counts.
+    #[derive(Debug, Default)]
+    pub(crate) struct Counts {
+        /// Allocations still allowed.
+        pub(crate) left: AtomicUsize,
+        /// Allocations not yet freed.
+        pub(crate) live: AtomicUsize,
+    }
+
+    impl core::ops::Deref for BudgetSpace {
+        type Target = Counts;
+        fn deref(&self) -> &Counts {
+            &self.0
+        }
+    }
+
+    /// The refusal.
+    #[derive(Debug)]
+    pub(crate) struct Spent;
+
+    impl fmt::Display for Spent {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("allocation budget spent")
+        }
+    }
+
+    impl sealed::Sealed for BudgetSpace {}
+
+    // SAFETY: `LocalSpace`'s, whose allocator it calls.
+    unsafe impl Space for BudgetSpace {
+        type Error = Spent;
+
+        fn resolve(&self, word: *mut u8) -> *mut u8 {
+            word
+        }
+
+        fn word(&self, addr: *mut u8) -> *mut u8 {
+            addr
+        }
+
+        fn alloc(&self, layout: Layout) -> Result<NonNull<u8>, Spent> {
+            self.left
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                    left.checked_sub(1)
+                })
+                .map_err(|_| Spent)?;
+            self.live.fetch_add(1, Ordering::Relaxed);
+            Ok(infallible(LocalSpace.alloc(layout)))
+        }
+
+        unsafe fn free(&self, addr: NonNull<u8>, layout: Layout) {
+            self.live.fetch_sub(1, Ordering::Relaxed);
+            // SAFETY: the caller's contract, and `alloc` took it from
+            // `LocalSpace`.
+            unsafe { LocalSpace.free(addr, layout) }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_words_are_addresses() {
+        let layout = Layout::new::<[u64; 4]>();
+        let addr = infallible(LocalSpace.alloc(layout));
+        let tagged = addr.as_ptr().map_addr(|a| a | 0b101);
+        let word = LocalSpace.word(tagged);
+        assert_eq!(word, tagged);
+        assert_eq!(LocalSpace.resolve(word), tagged);
+        // SAFETY: just allocated with this layout, never shared.
+        unsafe { LocalSpace.free(addr, layout) };
+    }
+}
