@@ -15,10 +15,12 @@
 //! [`ReadPin`] (`get` and `get_each` where values are `Copy`); `range`
 //! walks from both ends; `first_key_value`, `last_key_value`,
 //! `first_at_or_after`, `last_at_or_before`, `len`, `is_empty`,
-//! `memory_usage` (zero exactly when empty) and `Debug`. After the last
-//! step each tree is walked in full from both ends and its `len()`
+//! `memory_usage` (never zero while a key is in) and `Debug`. After the
+//! last step each tree is walked in full from both ends and its `len()`
 //! checked; then it is drained key by key (alternating ends, every value
-//! compared, no memory left) or dropped full, as the input says.
+//! compared) or dropped full, as the input says. (A drained tree may
+//! still hold retired nodes waiting for their epoch; the counting
+//! allocator of the unit tests checks that the drop frees them.)
 //!
 //! **A threaded step** ([`RowexStep::Threads`]) runs on one tree. Its
 //! model is split by two key bits at a position the [`Split`] names: class
@@ -1022,9 +1024,8 @@ impl<C: RowexConfig> View<'_, C> {
         match self.part {
             Part::All => {
                 assert_eq!(empty, known == 0, "{ctx:?}: is_empty()");
-                assert_eq!(
-                    memory == 0,
-                    known == 0,
+                assert!(
+                    known == 0 || memory > 0,
                     "{ctx:?}: memory_usage() {memory} with {known} keys"
                 );
             }
@@ -1285,11 +1286,6 @@ impl<C: RowexConfig> RowexSubject for Checked<C> {
                 self.tree.first_key_value(),
                 None,
                 "{ctx:?}: first_key_value() when drained"
-            );
-            assert_eq!(
-                self.tree.memory_usage(),
-                0,
-                "{ctx:?}: memory_usage() when drained"
             );
         }
         drop(self);

@@ -95,7 +95,7 @@ use layout::{Cell, CellReclaim};
 use lock::NodeLock;
 use node::{Entries, Kind, NodeReclaim, NodeRef};
 use reclaim::{Pin, Reclaimer};
-use sync::{AtomicPtr, AtomicUsize, Ordering};
+use sync::{AtomicPtr, Ordering};
 
 /// The value type of configuration `C`.
 pub type ValueOf<C> = <<C as Config>::Layout as ConcurrentLayout>::Value;
@@ -148,9 +148,6 @@ where
     root: Padded<AtomicPtr<u8>>,
     /// The root slot's lock: the "parent lock" of the root node.
     root_lock: NodeLock,
-    /// Bytes held in nodes and cells, on a line of its own: writers
-    /// store to it, readers never read it.
-    bytes: Padded<AtomicUsize>,
     reclaimer: Reclaimer,
     /// Where the nodes and cells live.
     space: S,
@@ -207,17 +204,17 @@ where
         Self {
             root: Padded(AtomicPtr::new(core::ptr::null_mut())),
             root_lock: NodeLock::new(),
-            bytes: Padded(AtomicUsize::new(0)),
             reclaimer: Reclaimer::new(),
             space,
             marker: PhantomData,
         }
     }
 
-    /// Bytes the tree holds in nodes and value cells, as requested from
-    /// the allocator. Retired memory not yet freed is not counted.
+    /// Bytes the tree holds from the system for its nodes and value
+    /// cells: its space's slab blocks, as the plain tree counts them
+    /// (nodes retired and not yet freed included, since they are held).
     pub fn memory_usage(&self) -> usize {
-        self.bytes.load(Ordering::Relaxed)
+        self.space.bytes()
     }
 
     /// Whether the tree holds no key.
@@ -298,7 +295,7 @@ where
         unsafe { <C::Layout as ConcurrentLayout>::with_slot::<C::Key, S, R>(&self.space, word, f) }
     }
 
-    /// A new node of `kind` holding `entries`, counted.
+    /// A new node of `kind` holding `entries`.
     fn new_node(
         &self,
         kind: Kind,
@@ -307,34 +304,24 @@ where
         shift: u32,
     ) -> Result<*mut u8, S::Error> {
         let word = node::build(&self.space, kind, prefix, entries, Self::values_at(shift))?;
-        self.bytes
-            .fetch_add(node::size::<C::Key>(kind), Ordering::Relaxed);
         Ok(word)
     }
 
-    /// A node of one child, counted.
+    /// A node of one child.
     fn new_node1(&self, key: C::Key, shift: u32, child: *mut u8) -> Result<*mut u8, S::Error> {
         let mut entries = Entries::new();
         entries.push(key.chunk(shift), child);
         self.new_node(Kind::N4, key.prefix_word(shift), &entries, shift)
     }
 
-    /// A new lazy leaf, counted.
+    /// A new lazy leaf.
     fn new_cell(&self, key: C::Key, value: ValueOf<C>) -> Result<*mut u8, S::Error> {
-        let word = Cell::alloc(&self.space, key, value)?;
-        self.bytes
-            .fetch_add(size_of::<Cell<C::Key, ValueOf<C>>>(), Ordering::Relaxed);
-        Ok(word)
+        Cell::alloc(&self.space, key, value)
     }
 
-    /// A last-level slot word for `value`, counted.
+    /// A last-level slot word for `value`.
     fn new_slot(&self, key: C::Key, value: ValueOf<C>) -> Result<*mut u8, S::Error> {
-        let word = <C::Layout as ConcurrentLayout>::into_slot(&self.space, key, value)?;
-        if !Self::EMBEDS {
-            self.bytes
-                .fetch_add(size_of::<Cell<C::Key, ValueOf<C>>>(), Ordering::Relaxed);
-        }
-        Ok(word)
+        <C::Layout as ConcurrentLayout>::into_slot(&self.space, key, value)
     }
 
     /// The reclaimer's handle on this tree's space, for freeing what it
@@ -349,9 +336,7 @@ where
     ///
     /// `word` is a node this tree built, now unreachable from the root,
     /// retired once.
-    unsafe fn retire_node(&self, pin: &Pin<'_>, word: *mut u8, kind: Kind) {
-        self.bytes
-            .fetch_sub(node::size::<C::Key>(kind), Ordering::Relaxed);
+    unsafe fn retire_node(&self, pin: &Pin<'_>, word: *mut u8) {
         // SAFETY: the caller's contract; every object this reclaimer holds
         // is this tree's, freed through this tree's space.
         unsafe { pin.retire::<NodeReclaim<C::Key, S>>(word, self.space_context()) };
@@ -363,15 +348,12 @@ where
     ///
     /// As [`retire_node`](Self::retire_node), for a cell.
     unsafe fn retire_cell(&self, pin: &Pin<'_>, word: *mut u8) {
-        self.bytes
-            .fetch_sub(size_of::<Cell<C::Key, ValueOf<C>>>(), Ordering::Relaxed);
         // SAFETY: as in `retire_node`.
         unsafe { pin.retire::<CellReclaim<C::Key, ValueOf<C>, S>>(word, self.space_context()) };
     }
 
-    /// Frees a subtree no thread can reach, and stops counting it: one
-    /// that was never published (a write that failed part way), or the
-    /// whole tree as it drops. `word` is a child of a node (or the root),
+    /// Frees a subtree no thread can reach: one that was never published
+    /// (a write that failed part way), or the whole tree as it drops. `word` is a child of a node (or the root),
     /// or null.
     fn discard(&self, pin: &Pin<'_>, word: *mut u8) {
         if word.is_null() {
@@ -379,7 +361,7 @@ where
         }
         let Some(kind) = Kind::of(word) else {
             // SAFETY: a cell of this tree, reachable once, owned.
-            unsafe { self.free_fresh_cell(word) };
+            unsafe { self.free_cell(word) };
             return;
         };
         // SAFETY: a node of this tree, owned by the caller.
@@ -392,11 +374,11 @@ where
                 self.discard(pin, child);
             } else if !Self::EMBEDS {
                 // SAFETY: a leaf layout's value cell, owned.
-                unsafe { self.free_fresh_cell(child) };
+                unsafe { self.free_cell(child) };
             }
         }
         // SAFETY: reachable once, owned, its children freed above.
-        unsafe { self.free_fresh_node(word, kind) };
+        unsafe { self.free_node(word) };
     }
 
     /// Frees an unpublished child of a node at `parent_shift`: a value's
@@ -406,30 +388,26 @@ where
             self.discard(&self.reclaimer.pin(), word);
         } else if !Self::EMBEDS {
             // SAFETY: a leaf layout's value cell, never published.
-            unsafe { self.free_fresh_cell(word) };
+            unsafe { self.free_cell(word) };
         }
     }
 
-    /// Frees one node no thread can reach (not its children), uncounted.
+    /// Frees one node no thread can reach (not its children).
     ///
     /// # Safety
     ///
-    /// `word` is a node of `kind` this tree built, unreachable, freed once.
-    unsafe fn free_fresh_node(&self, word: *mut u8, kind: Kind) {
-        self.bytes
-            .fetch_sub(node::size::<C::Key>(kind), Ordering::Relaxed);
+    /// `word` is a node this tree built, unreachable, freed once.
+    unsafe fn free_node(&self, word: *mut u8) {
         // SAFETY: the caller's contract.
         unsafe { node::free::<C::Key, S>(&self.space, word) };
     }
 
-    /// Frees one cell no thread can reach, uncounted.
+    /// Frees one cell no thread can reach.
     ///
     /// # Safety
     ///
     /// `word` is a cell this tree made, unreachable, freed once.
-    unsafe fn free_fresh_cell(&self, word: *mut u8) {
-        self.bytes
-            .fetch_sub(size_of::<Cell<C::Key, ValueOf<C>>>(), Ordering::Relaxed);
+    unsafe fn free_cell(&self, word: *mut u8) {
         // SAFETY: the caller's contract.
         unsafe { Cell::<C::Key, ValueOf<C>>::free(&self.space, word) };
     }
@@ -441,7 +419,7 @@ where
 {
     /// An empty tree.
     pub fn new() -> Self {
-        Self::in_space(LocalSpace)
+        Self::in_space(LocalSpace::default())
     }
 }
 impl<C: Config> Default for ConcurrentTree<C>

@@ -660,11 +660,6 @@ const fn layout<K>(kind: Kind) -> Layout {
     }
 }
 
-/// The bytes a node of `kind` takes from its space.
-pub(crate) const fn size<K>(kind: Kind) -> usize {
-    layout::<K>(kind).size()
-}
-
 /// Frees a node (not its children). Nodes hold only atomics and plain
 /// words, so there is nothing to drop.
 ///

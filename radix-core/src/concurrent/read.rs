@@ -145,13 +145,13 @@ where
 /// A reader's epoch pin on a [`ConcurrentTree`], held across many lookups:
 /// from [`ConcurrentTree::pin`].
 ///
-/// Each lookup through the tree pins and unpins by itself. Unpinning is
-/// an atomic swap, a full barrier on x86, and a barrier between two
-/// lookups keeps the processor from overlapping one's cache misses with
-/// the next's: on RT-2 (random lookups in a 10 MB tree) a loop of `get`
-/// takes about twice the time of the same lookups under one pin. Hold a
-/// `ReadPin` across a loop instead, briefly: memory that writers unlink
-/// meanwhile is freed only after it drops. It cannot leave its thread.
+/// Each lookup through the tree pins and unpins by itself: a few
+/// instructions and two stores to the thread's own slot, no barrier. Yet
+/// a loop of random `get`s in a 10 MB tree (RT-2's) still takes about
+/// 1.3x the time of the same lookups under one `ReadPin`
+/// (`benches/RESULTS.md`). Hold a `ReadPin` across a loop, briefly:
+/// memory that writers unlink meanwhile is freed only after it drops. It
+/// cannot leave its thread.
 ///
 /// ```
 /// radix_core::radix_tree! {

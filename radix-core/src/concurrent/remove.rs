@@ -204,7 +204,7 @@ where
             drop(guard);
             drop(parent_guard);
             // SAFETY: unlinked above and marked obsolete.
-            unsafe { self.retire_node(pin, word, node.kind()) };
+            unsafe { self.retire_node(pin, word) };
             match parent {
                 Parent::Node(parent, _) if emptied => target = parent.addr(),
                 _ => return,

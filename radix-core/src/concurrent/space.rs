@@ -13,9 +13,9 @@
 //!   slot stores, and [`Space::resolve`] turns a loaded word back into an
 //!   address. Both keep the low tag bits (a node's kind).
 //!
-//! [`LocalSpace`] is the process heap: words are the addresses
-//! themselves, so both conversions are the identity and compile to
-//! nothing, and allocation cannot fail. A space in shared memory stores
+//! [`LocalSpace`] is the process heap, carved into slabs: words are the
+//! addresses themselves, so both conversions are the identity and compile
+//! to nothing, and allocation cannot fail. A space in shared memory stores
 //! offsets instead, since every process maps an area at its own address
 //! (`crate::shm`, "Pointers are offsets"); a slot then holds a
 //! provenance-free word, as an embedded value already does, and resolving
@@ -25,6 +25,11 @@ use core::alloc::Layout;
 use core::convert::Infallible;
 use core::fmt;
 use core::ptr::NonNull;
+
+use std::sync::Mutex;
+
+use crate::mem::PoolSpec;
+use crate::mem::slab::Slab;
 
 mod sealed {
     pub trait Sealed {}
@@ -66,17 +71,59 @@ pub unsafe trait Space: sealed::Sealed + Send + Sync + 'static {
     /// `addr` came from `alloc(layout)` on this space, no thread can
     /// reach it any more, and it is freed once.
     unsafe fn free(&self, addr: NonNull<u8>, layout: Layout);
+
+    /// Bytes the space holds from the system for its tree: what
+    /// `memory_usage` reports.
+    fn bytes(&self) -> usize;
 }
 
-/// The process heap, through the global allocator: the space of every
-/// concurrent tree with `memory: local`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct LocalSpace;
+/// The process heap, carved into slabs: the space of every concurrent
+/// tree with `memory: local`.
+///
+/// Each node kind (and the cell, for trees that have them) gets a slab of
+/// its own, as in the plain engine (`mem/slab.rs`): nodes of one size sit
+/// together in blocks, in the order the tree made them, whatever else
+/// the program allocates meanwhile. From the global allocator directly,
+/// the nodes of a tree loaded beside other allocations were scattered
+/// among them: RT-2's random lookups took 39 to 45 ns against 20 to 23
+/// from slabs (`benches/RESULTS.md`, "A space of slabs").
+///
+/// One mutex serves every slab. Writers take it only to build or free a
+/// node (a few inserts in a hundred, when a node grows or shrinks), and
+/// readers never.
+#[derive(Default)]
+pub struct LocalSpace {
+    /// One slab per node layout, made on first use: at most six.
+    slabs: Mutex<Vec<Slab>>,
+}
+
+impl LocalSpace {
+    /// The slabs; a panic while they were held left them consistent (no
+    /// slab operation unwinds midway).
+    fn slabs(&self) -> std::sync::MutexGuard<'_, Vec<Slab>> {
+        self.slabs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl fmt::Debug for LocalSpace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalSpace")
+            .field("bytes", &self.bytes())
+            .finish()
+    }
+}
 
 impl sealed::Sealed for LocalSpace {}
 
-// SAFETY: the global allocator's contract; words are the addresses, with
-// their provenance, so `resolve` and `word` are the identity.
+// SAFETY: the slabs own their blocks outright and keep no thread-bound
+// state; they are reached only through the mutex.
+unsafe impl Send for LocalSpace {}
+// SAFETY: as for `Send`: `&LocalSpace` reaches the slabs only by locking.
+unsafe impl Sync for LocalSpace {}
+
+// SAFETY: each slab hands out distinct nodes of its layout until they are
+// freed back to it; words are the addresses, with their provenance, so
+// `resolve` and `word` are the identity.
 unsafe impl Space for LocalSpace {
     type Error = Infallible;
 
@@ -90,19 +137,36 @@ unsafe impl Space for LocalSpace {
         addr
     }
 
-    #[inline]
     fn alloc(&self, layout: Layout) -> Result<NonNull<u8>, Infallible> {
-        debug_assert!(layout.size() > 0, "nodes and cells are never empty");
-        // SAFETY: `layout` has a non-zero size (every node and cell has a
-        // key or a header).
-        let addr = unsafe { std::alloc::alloc(layout) };
-        Ok(NonNull::new(addr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout)))
+        let layout = layout.pad_to_align();
+        let mut slabs = self.slabs();
+        let at = match slabs.iter().position(|slab| slab.node_layout() == layout) {
+            Some(at) => at,
+            None => {
+                let spec = PoolSpec {
+                    size: layout.size(),
+                    align: layout.align(),
+                };
+                slabs.push(Slab::new(spec, usize::MAX / 2));
+                slabs.len() - 1
+            }
+        };
+        Ok(slabs[at].alloc())
     }
 
-    #[inline]
     unsafe fn free(&self, addr: NonNull<u8>, layout: Layout) {
-        // SAFETY: the caller's contract: `alloc(layout)` returned it.
-        unsafe { std::alloc::dealloc(addr.as_ptr(), layout) }
+        let layout = layout.pad_to_align();
+        let mut slabs = self.slabs();
+        let slab = slabs
+            .iter_mut()
+            .find(|slab| slab.node_layout() == layout)
+            .expect("freed into the slab it came from");
+        // SAFETY: the caller's contract: this slab handed it out.
+        unsafe { slab.free(addr) }
+    }
+
+    fn bytes(&self) -> usize {
+        self.slabs().iter().map(Slab::bytes).sum()
     }
 }
 
@@ -134,6 +198,8 @@ pub(crate) mod budget {
         pub(crate) left: AtomicUsize,
         /// Allocations not yet freed.
         pub(crate) live: AtomicUsize,
+        /// Their bytes.
+        bytes: AtomicUsize,
     }
 
     impl core::ops::Deref for BudgetSpace {
@@ -155,7 +221,7 @@ pub(crate) mod budget {
 
     impl sealed::Sealed for BudgetSpace {}
 
-    // SAFETY: `LocalSpace`'s, whose allocator it calls.
+    // SAFETY: the global allocator's contract; words are addresses.
     unsafe impl Space for BudgetSpace {
         type Error = Spent;
 
@@ -174,14 +240,22 @@ pub(crate) mod budget {
                 })
                 .map_err(|_| Spent)?;
             self.live.fetch_add(1, Ordering::Relaxed);
-            Ok(infallible(LocalSpace.alloc(layout)))
+            self.bytes.fetch_add(layout.size(), Ordering::Relaxed);
+            // SAFETY: nodes and cells are never empty.
+            let addr = unsafe { std::alloc::alloc(layout) };
+            Ok(NonNull::new(addr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout)))
         }
 
         unsafe fn free(&self, addr: NonNull<u8>, layout: Layout) {
             self.live.fetch_sub(1, Ordering::Relaxed);
-            // SAFETY: the caller's contract, and `alloc` took it from
-            // `LocalSpace`.
-            unsafe { LocalSpace.free(addr, layout) }
+            self.bytes.fetch_sub(layout.size(), Ordering::Relaxed);
+            // SAFETY: the caller's contract, and `alloc` took it from the
+            // global allocator with this layout.
+            unsafe { std::alloc::dealloc(addr.as_ptr(), layout) }
+        }
+
+        fn bytes(&self) -> usize {
+            self.bytes.load(Ordering::Relaxed)
         }
     }
 }
@@ -191,14 +265,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn local_words_are_addresses() {
+    fn local_words_are_addresses_and_bytes_are_the_slabs() {
+        let space = LocalSpace::default();
         let layout = Layout::new::<[u64; 4]>();
-        let addr = infallible(LocalSpace.alloc(layout));
+        let addr = infallible(space.alloc(layout));
         let tagged = addr.as_ptr().map_addr(|a| a | 0b101);
-        let word = LocalSpace.word(tagged);
+        let word = space.word(tagged);
         assert_eq!(word, tagged);
-        assert_eq!(LocalSpace.resolve(word), tagged);
-        // SAFETY: just allocated with this layout, never shared.
-        unsafe { LocalSpace.free(addr, layout) };
+        assert_eq!(space.resolve(word), tagged);
+        let held = space.bytes();
+        assert!(held >= layout.size(), "{held}");
+        let other = infallible(space.alloc(Layout::new::<[u64; 9]>()));
+        assert!(space.bytes() > held, "a second layout gets its own slab");
+        // SAFETY: allocated above with these layouts, never shared.
+        unsafe {
+            space.free(addr, layout);
+            space.free(other, Layout::new::<[u64; 9]>());
+        }
     }
 }

@@ -239,7 +239,7 @@ where
             let (_, child) = entries.iter().next().expect("a chain node has its child");
             // SAFETY: unpublished, so unreachable, freed once; its child
             // is the next link, freed next or left to the caller.
-            unsafe { self.free_fresh_node(top, kind) };
+            unsafe { self.free_node(top) };
             top = child;
         }
     }
@@ -270,7 +270,7 @@ where
         self.chain(key, split + SPAN, top, node).inspect_err(|_| {
             // SAFETY: built just above, never published; its children
             // are `other_child` (the caller's) and `mine`, freed next.
-            unsafe { self.free_fresh_node(node, Kind::N4) };
+            unsafe { self.free_node(node) };
             self.discard_child(mine, split);
         })
     }
@@ -410,7 +410,7 @@ where
             drop(guard);
             drop(parent_guard);
             // SAFETY: as below.
-            unsafe { self.retire_node(pin, word, node.kind()) };
+            unsafe { self.retire_node(pin, word) };
             return Ok(Attempt::Done(None));
         }
         let grown = self
@@ -421,7 +421,7 @@ where
         drop(guard);
         drop(parent_guard);
         // SAFETY: unlinked above, and marked obsolete so no writer uses it.
-        unsafe { self.retire_node(pin, word, node.kind()) };
+        unsafe { self.retire_node(pin, word) };
         Ok(Attempt::Done(None))
     }
 }

@@ -45,7 +45,7 @@
 
 mod local;
 mod options;
-mod slab;
+pub(crate) mod slab;
 
 use core::alloc::Layout;
 use core::convert::Infallible;

@@ -161,7 +161,9 @@ fn dropping_gives_back_every_byte() {
         for i in 0..5_000 {
             dense.remove(i);
         }
-        assert_eq!(dense.memory_usage(), 0);
+        // Emptied, it may still hold retired nodes waiting for their
+        // epoch; the drop must give back those too.
+        assert!(dense.is_empty());
     }
     assert_eq!(thread_bytes(), bytes, "bytes still held after drop");
     assert_eq!(thread_allocs(), allocs, "allocations still held after drop");
