@@ -13,9 +13,9 @@ compile_error!("--cfg loom and --cfg shuttle select different atomics; choose on
 #[cfg(not(any(loom, shuttle)))]
 pub(crate) use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize};
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize};
+pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64};
 #[cfg(shuttle)]
-pub(crate) use shuttle::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize};
+pub(crate) use shuttle::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64};
 
 pub(crate) use core::sync::atomic::Ordering;
 

@@ -342,6 +342,8 @@ impl Pin<'_> {
             }
         }
         #[cfg(any(loom, shuttle))]
+        let _ = context; // Freed at the drop, with the tree's context.
+        #[cfg(any(loom, shuttle))]
         self.reclaimer
             .retired
             .lock()
