@@ -303,8 +303,7 @@ where
         entries: &Entries,
         shift: u32,
     ) -> Result<*mut u8, S::Error> {
-        let word = node::build(&self.space, kind, prefix, entries, Self::values_at(shift))?;
-        Ok(word)
+        node::build(&self.space, kind, prefix, entries, Self::values_at(shift))
     }
 
     /// A node of one child.
@@ -353,8 +352,8 @@ where
     }
 
     /// Frees a subtree no thread can reach: one that was never published
-    /// (a write that failed part way), or the whole tree as it drops. `word` is a child of a node (or the root),
-    /// or null.
+    /// (a write that failed part way), or the whole tree as it drops.
+    /// `word` is a child of a node (or the root), or null.
     fn discard(&self, pin: &Pin<'_>, word: *mut u8) {
         if word.is_null() {
             return;
@@ -422,6 +421,7 @@ where
         Self::in_space(LocalSpace::default())
     }
 }
+
 impl<C: Config> Default for ConcurrentTree<C>
 where
     C::Layout: ConcurrentLayout,
