@@ -49,7 +49,15 @@ pub fn type_docs(spec: &Spec) -> Vec<String> {
         "# Configuration".into(),
         String::new(),
         match (spec.concurrency, spec.memory) {
-            (Concurrency::Rowex, _) => {
+            (Concurrency::Rowex, Memory::Shared) => {
+                "Declared with `radix_tree!`: a `radix_core::concurrent::ConcurrentTree` in a \
+                 `radix_core::shm::SharedSpace` (see `radix_core::shm::SharedConcurrentTree`: \
+                 `create_in`, `attach`, `get`, `insert`, `remove`, `iter`, ...) over a \
+                 configuration fixed at compile time. Threads of every process that attaches \
+                 share it: readers take no lock, writers lock only the nodes they change, and \
+                 writes return `Result<_, ShmError>`."
+            }
+            (Concurrency::Rowex, Memory::Local) => {
                 "Declared with `radix_tree!`: a `radix_core::concurrent::ConcurrentTree` \
                  (whose documentation lists the methods: `get`, `get_with`, `insert`, \
                  `update_or_insert`, `remove`, `iter`, `range`, ...) over a configuration \

@@ -299,7 +299,12 @@ fn tree_type(spec: &Spec, names: &Names) -> TokenStream {
     } = spec;
     let Names { tree, config, .. } = names;
     let engine = match (spec.concurrency, spec.memory) {
-        (Concurrency::Rowex, _) => quote!(::radix_core::concurrent::ConcurrentTree<#config>),
+        (Concurrency::Rowex, Memory::Local) => {
+            quote!(::radix_core::concurrent::ConcurrentTree<#config>)
+        }
+        (Concurrency::Rowex, Memory::Shared) => {
+            quote!(::radix_core::concurrent::ConcurrentTree<#config, ::radix_core::shm::SharedSpace>)
+        }
         (Concurrency::None, Memory::Local) => quote!(::radix_core::RawTree<#config>),
         (Concurrency::None, Memory::Shared) => quote!(::radix_core::shm::SharedTree<#config>),
     };
@@ -324,6 +329,10 @@ fn concurrent_aliases(spec: &Spec, names: &Names) -> TokenStream {
     let Names {
         tree, config, iter, ..
     } = names;
+    let space = match spec.memory {
+        Memory::Local => quote!(::radix_core::concurrent::LocalSpace),
+        Memory::Shared => quote!(::radix_core::shm::SharedSpace),
+    };
     let doc = format!(
         "An iterator over a [`{tree}`]'s entries as `(key, value)` copies, in ascending key \
          order (or descending, from the back), made by [`{tree}::iter`] and \
@@ -332,7 +341,7 @@ fn concurrent_aliases(spec: &Spec, names: &Names) -> TokenStream {
     quote! {
         #(#forwarded)*
         #[doc = #doc]
-        #vis type #iter<'a> = ::radix_core::concurrent::Iter<'a, #config>;
+        #vis type #iter<'a> = ::radix_core::concurrent::Iter<'a, #config, #space>;
     }
 }
 

@@ -273,7 +273,7 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
         }
     }
     if let (Concurrency::Rowex, Some(span)) = concurrency {
-        check_rowex(span, layout, memory, size_classes.is_some(), &mut errors);
+        check_rowex(span, layout, size_classes.is_some(), &mut errors);
     }
     for (field, what) in [
         ("key", "the key type, e.g. `key: u64`"),
@@ -310,26 +310,13 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
 }
 
 /// The limits of `concurrency: rowex`, each an error naming it.
-fn check_rowex(
-    span: Span,
-    layout: Layout,
-    memory: Memory,
-    size_classes: bool,
-    errors: &mut Errors,
-) {
+fn check_rowex(span: Span, layout: Layout, size_classes: bool, errors: &mut Errors) {
     if matches!(layout, Layout::Inline | Layout::Varlen) {
         errors.push(
             span,
             "concurrency: rowex supports the layouts auto, embedded and leaf: a reader copies \
              a value out while writers may replace it, so a value is one atomic word or an \
              immutable leaf",
-        );
-    }
-    if memory == Memory::Shared {
-        errors.push(
-            span,
-            "concurrency: rowex is not available with memory: shared yet; a concurrent tree \
-             lives in process memory",
         );
     }
     if size_classes {
@@ -497,14 +484,14 @@ mod tests {
     fn rowex_names_each_limit() {
         assert!(check("key: u64, value: u64, concurrency: rowex").is_ok());
         assert!(check("key: u128, value: u64, layout: leaf, concurrency: rowex").is_ok());
+        assert!(check("key: u64, value: u64, memory: shared, concurrency: rowex").is_ok());
         let all = messages(
             "key: u64, value: u64, layout: varlen, memory: shared, size_classes: [4, 256], \
              concurrency: rowex",
         );
-        assert_eq!(all.len(), 3, "{all:?}");
+        assert_eq!(all.len(), 2, "{all:?}");
         assert!(all[0].contains("layouts auto, embedded and leaf"));
-        assert!(all[1].contains("memory: shared"));
-        assert!(all[2].contains("fixed node sizes"));
+        assert!(all[1].contains("fixed node sizes"));
         assert_eq!(
             messages("key: u64, value: u64, concurrency: olc"),
             ["unknown concurrency `olc`; expected `none` or `rowex`"]

@@ -84,7 +84,7 @@ where
             return false;
         }
         let pin = self.tree.reclaimer.pin();
-        let root = pin.load(&self.tree.root);
+        let root = pin.load(self.tree.root());
         let out = match end {
             End::Front => &mut self.front,
             End::Back => &mut self.back,
@@ -129,7 +129,7 @@ where
     C::Layout: ConcurrentLayout,
 {
     tree: &'s ConcurrentTree<C, S>,
-    pin: &'s Pin<'p>,
+    pin: &'s Pin<'p, S::Table>,
     lo: &'s Bound<C::Key>,
     hi: &'s Bound<C::Key>,
     end: End,

@@ -77,7 +77,7 @@ mod node;
 mod read;
 mod reclaim;
 mod remove;
-mod space;
+pub(crate) mod space;
 mod sync;
 mod write;
 
@@ -87,12 +87,16 @@ use core::marker::PhantomData;
 pub use iter::Iter;
 pub use layout::{AtomicWord, ConcurrentLayout};
 pub use read::ReadPin;
+#[cfg(test)]
+pub(crate) use reclaim::ACTIVE;
+pub(crate) use reclaim::{Slot, Slots, Table, lags};
+pub(crate) use space::Anchor;
 pub use space::{LocalSpace, Space};
 
 use crate::config::Config;
 use crate::key::Key;
 use layout::{Cell, CellReclaim};
-use lock::NodeLock;
+use lock::{LockGuard, Locked, NodeLock};
 use node::{Entries, Kind, NodeReclaim, NodeRef};
 use reclaim::{Pin, Reclaimer};
 use sync::{AtomicPtr, Ordering};
@@ -142,15 +146,9 @@ pub struct ConcurrentTree<C: Config, S: Space = LocalSpace>
 where
     C::Layout: ConcurrentLayout,
 {
-    /// The root's tagged pointer, null when empty. Every operation loads
-    /// it, so it has a cache line of its own (with the root lock, stored
-    /// to only when the root is replaced).
-    root: Padded<AtomicPtr<u8>>,
-    /// The root slot's lock: the "parent lock" of the root node.
-    root_lock: NodeLock,
-    reclaimer: Reclaimer,
-    /// Where the nodes and cells live.
-    space: S,
+    pub(crate) reclaimer: Reclaimer<S::Table>,
+    /// Where the root, the nodes and the cells live.
+    pub(crate) space: S,
     marker: PhantomData<fn() -> C>,
 }
 
@@ -158,7 +156,8 @@ where
 /// prefetcher of x86), so that stores to its neighbours do not evict it
 /// from readers' caches.
 #[repr(align(128))]
-struct Padded<T>(T);
+#[derive(Default)]
+pub(crate) struct Padded<T>(pub(crate) T);
 
 impl<T> core::ops::Deref for Padded<T> {
     type Target = T;
@@ -200,13 +199,49 @@ where
     const EMBEDS: bool = <C::Layout as ConcurrentLayout>::EMBEDS;
 
     /// An empty tree in `space`.
-    fn in_space(space: S) -> Self {
+    pub(crate) fn in_space(space: S) -> Self {
         Self {
-            root: Padded(AtomicPtr::new(core::ptr::null_mut())),
-            root_lock: NodeLock::new(),
-            reclaimer: Reclaimer::new(),
+            reclaimer: Reclaimer::new(space.table()),
             space,
             marker: PhantomData,
+        }
+    }
+
+    /// The layouts of every object the tree allocates: its node kinds,
+    /// and its cells if it has any (lazy leaves, or leaf-layout values).
+    pub(crate) fn object_layouts() -> Vec<core::alloc::Layout> {
+        let mut layouts = node::layouts::<C::Key>().to_vec();
+        if Self::LAZY || !Self::EMBEDS {
+            layouts.push(core::alloc::Layout::new::<Cell<C::Key, ValueOf<C>>>());
+        }
+        layouts
+    }
+
+    /// The root slot.
+    #[inline(always)]
+    fn root(&self) -> &AtomicPtr<u8> {
+        &self.space.anchor().root
+    }
+
+    /// Waits for `lock`, as this process's writer. `None` if its node
+    /// left the tree; an error if a holder died, which poisons the tree.
+    fn lock_node<'a>(&self, lock: &'a NodeLock) -> Result<Option<LockGuard<'a>>, S::Error> {
+        match lock.lock(self.space.holder(), |pid| self.space.alive(pid)) {
+            Locked::Held(guard) => Ok(Some(guard)),
+            Locked::Obsolete => Ok(None),
+            Locked::OwnerDied(pid) => {
+                self.space.anchor().poisoned.store(pid, Ordering::Relaxed);
+                Err(self.space.owner_died(pid))
+            }
+        }
+    }
+
+    /// Fails if a writer died holding a lock of this tree.
+    #[inline(always)]
+    fn check_poison(&self) -> Result<(), S::Error> {
+        match self.space.anchor().poisoned.load(Ordering::Relaxed) {
+            0 => Ok(()),
+            pid => Err(self.space.owner_died(pid)),
         }
     }
 
@@ -240,23 +275,30 @@ where
     /// The slot a parent holds a child in.
     fn parent_slot<'a>(&'a self, parent: Parent<'a, C::Key>) -> Option<&'a AtomicPtr<u8>> {
         match parent {
-            Parent::Root => Some(&self.root),
+            Parent::Root => Some(self.root()),
             Parent::Node(node, chunk) => node.slot(chunk),
         }
     }
 
     /// Locks `parent` and checks that its slot still holds `child`.
+    /// `None` if it does not, or the parent left the tree.
+    #[allow(clippy::type_complexity)]
     fn lock_parent<'a>(
         &'a self,
         parent: Parent<'a, C::Key>,
         child: *mut u8,
-    ) -> Option<(lock::LockGuard<'a>, &'a AtomicPtr<u8>)> {
-        let guard = match parent {
-            Parent::Root => self.root_lock.lock()?,
-            Parent::Node(node, _) => node.header().lock.lock()?,
+    ) -> Result<Option<(LockGuard<'a>, &'a AtomicPtr<u8>)>, S::Error> {
+        let lock = match parent {
+            Parent::Root => &self.space.anchor().root_lock,
+            Parent::Node(node, _) => &node.header().lock,
         };
-        let slot = self.parent_slot(parent)?;
-        (slot.load(Ordering::Relaxed) == child).then_some((guard, slot))
+        let Some(guard) = self.lock_node(lock)? else {
+            return Ok(None);
+        };
+        let Some(slot) = self.parent_slot(parent) else {
+            return Ok(None);
+        };
+        Ok((slot.load(Ordering::Relaxed) == child).then_some((guard, slot)))
     }
 
     /// The node a word loaded under a pin names.
@@ -335,7 +377,7 @@ where
     ///
     /// `word` is a node this tree built, now unreachable from the root,
     /// retired once.
-    unsafe fn retire_node(&self, pin: &Pin<'_>, word: *mut u8) {
+    unsafe fn retire_node(&self, pin: &Pin<'_, S::Table>, word: *mut u8) {
         // SAFETY: the caller's contract; every object this reclaimer holds
         // is this tree's, freed through this tree's space.
         unsafe { pin.retire::<NodeReclaim<C::Key, S>>(word, self.space_context()) };
@@ -346,7 +388,7 @@ where
     /// # Safety
     ///
     /// As [`retire_node`](Self::retire_node), for a cell.
-    unsafe fn retire_cell(&self, pin: &Pin<'_>, word: *mut u8) {
+    unsafe fn retire_cell(&self, pin: &Pin<'_, S::Table>, word: *mut u8) {
         // SAFETY: as in `retire_node`.
         unsafe { pin.retire::<CellReclaim<C::Key, ValueOf<C>, S>>(word, self.space_context()) };
     }
@@ -354,7 +396,7 @@ where
     /// Frees a subtree no thread can reach: one that was never published
     /// (a write that failed part way), or the whole tree as it drops.
     /// `word` is a child of a node (or the root), or null.
-    fn discard(&self, pin: &Pin<'_>, word: *mut u8) {
+    fn discard(&self, pin: &Pin<'_, S::Table>, word: *mut u8) {
         if word.is_null() {
             return;
         }
@@ -436,14 +478,22 @@ where
     C::Layout: ConcurrentLayout,
 {
     fn drop(&mut self) {
+        let context = self.space_context();
+        if !S::OWNS_TREE {
+            // Other processes may still read the tree: free only what
+            // has expired, and leave the rest to the tree's destruction.
+            // SAFETY: every object the reclaimer holds is this tree's,
+            // retired with this context.
+            unsafe { self.reclaimer.flush(context) };
+            return;
+        }
         // `&mut self`: no thread can pin the tree any more, so what is
         // reachable and what was retired can both go.
         {
             let pin = self.reclaimer.pin();
-            let root = self.root.load(Ordering::Relaxed);
+            let root = self.root().load(Ordering::Relaxed);
             self.discard(&pin, root);
         }
-        let context = self.space_context();
         // SAFETY: every object the reclaimer holds is this tree's, freed
         // through this space, and unreachable (above).
         unsafe { self.reclaimer.free_all(context) };

@@ -43,7 +43,7 @@ use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 
 use super::lock::NodeLock;
-use super::reclaim::{Pin, Reclaim};
+use super::reclaim::{Pin, Reclaim, Table};
 use super::space::Space;
 use super::sync::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use crate::key::Key;
@@ -188,7 +188,7 @@ impl<K: Key, const N: usize, const W: usize> Small<K, N, W> {
     }
 
     #[inline(always)]
-    fn find(&self, chunk: u8, pin: &Pin<'_>) -> Option<*mut u8> {
+    fn find(&self, chunk: u8, pin: &Pin<'_, impl Table>) -> Option<*mut u8> {
         // The slots of a node of 16 or 32 lie on lines of their own: ask
         // for them while the chunks are compared, so that the two misses
         // of a lookup in a large tree overlap (as the plain engine's
@@ -238,7 +238,7 @@ impl<K: Key, const N: usize, const W: usize> Small<K, N, W> {
     }
 
     /// The live children, sorted by chunk.
-    fn entries(&self, pin: &Pin<'_>, out: &mut Entries) {
+    fn entries(&self, pin: &Pin<'_, impl Table>, out: &mut Entries) {
         out.clear();
         let mut live = self.live.load(Ordering::Acquire);
         while live != 0 {
@@ -281,7 +281,7 @@ impl<K: Key> Indexed<K> {
     }
 
     #[inline(always)]
-    fn find(&self, chunk: u8, pin: &Pin<'_>) -> Option<*mut u8> {
+    fn find(&self, chunk: u8, pin: &Pin<'_, impl Table>) -> Option<*mut u8> {
         self.position(chunk).map(|at| pin.load(&self.slots[at]))
     }
 
@@ -309,7 +309,7 @@ impl<K: Key> Indexed<K> {
             .store(self.count.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
     }
 
-    fn entries(&self, pin: &Pin<'_>, out: &mut Entries) {
+    fn entries(&self, pin: &Pin<'_, impl Table>, out: &mut Entries) {
         out.clear();
         for chunk in 0..=255u8 {
             if let Some(at) = self.position(chunk) {
@@ -351,7 +351,7 @@ impl<K: Key> Full<K> {
     }
 
     #[inline(always)]
-    fn find(&self, chunk: u8, pin: &Pin<'_>, values: bool) -> Option<*mut u8> {
+    fn find(&self, chunk: u8, pin: &Pin<'_, impl Table>, values: bool) -> Option<*mut u8> {
         if values {
             self.is_present(chunk)
                 .then(|| pin.load(&self.slots[usize::from(chunk)]))
@@ -393,7 +393,7 @@ impl<K: Key> Full<K> {
             .store(self.count.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
     }
 
-    fn entries(&self, pin: &Pin<'_>, out: &mut Entries, values: bool) {
+    fn entries(&self, pin: &Pin<'_, impl Table>, out: &mut Entries, values: bool) {
         out.clear();
         for (at, present) in self.present.iter().enumerate() {
             let mut bits = present.load(Ordering::Acquire);
@@ -539,7 +539,12 @@ impl<'a, K: Key> NodeRef<'a, K> {
     /// The slot word of `chunk`'s child, if present. `values`: the node's
     /// slots hold embedded values, whose presence the node records apart.
     #[inline(always)]
-    pub(crate) fn find(self, chunk: u8, pin: &Pin<'_>, values: bool) -> Option<*mut u8> {
+    pub(crate) fn find(
+        self,
+        chunk: u8,
+        pin: &Pin<'_, impl Table>,
+        values: bool,
+    ) -> Option<*mut u8> {
         match self {
             NodeRef::N4(n) => n.find(chunk, pin),
             NodeRef::N16(n) => n.find(chunk, pin),
@@ -606,7 +611,7 @@ impl<'a, K: Key> NodeRef<'a, K> {
     }
 
     /// The node's children in chunk order.
-    pub(crate) fn entries(self, pin: &Pin<'_>, out: &mut Entries, values: bool) {
+    pub(crate) fn entries(self, pin: &Pin<'_, impl Table>, out: &mut Entries, values: bool) {
         match self {
             NodeRef::N4(n) => n.entries(pin, out),
             NodeRef::N16(n) => n.entries(pin, out),
@@ -650,6 +655,11 @@ pub(crate) fn build<K: Key, S: Space>(
 }
 
 /// The memory layout of a node of `kind`.
+/// The layouts of the five node kinds, smallest first.
+pub(crate) fn layouts<K>() -> [Layout; 5] {
+    [Kind::N4, Kind::N16, Kind::N32, Kind::N64, Kind::N256].map(layout::<K>)
+}
+
 const fn layout<K>(kind: Kind) -> Layout {
     match kind {
         Kind::N4 => Layout::new::<Small<K, 4, 1>>(),

@@ -16,11 +16,11 @@ where
     #[inline(always)]
     pub(super) fn lookup<R>(
         &self,
-        pin: &Pin<'_>,
+        pin: &Pin<'_, S::Table>,
         key: C::Key,
         f: impl FnOnce(&ValueOf<C>) -> R,
     ) -> Option<R> {
-        let mut word = pin.load(&self.root);
+        let mut word = pin.load(self.root());
         // Without path compression a child's shift is its parent's less
         // one chunk, known before the child is loaded; only the root's is
         // read from its header.
@@ -167,7 +167,7 @@ where
     C::Layout: ConcurrentLayout,
 {
     tree: &'a ConcurrentTree<C, S>,
-    pin: Pin<'a>,
+    pin: Pin<'a, S::Table>,
 }
 
 impl<C: Config, S: Space> ConcurrentTree<C, S>

@@ -5,7 +5,7 @@
 use super::layout::ConcurrentLayout;
 use super::node::{Entries, Kind, NodeRef};
 use super::reclaim::Pin;
-use super::space::Space;
+use super::space::{Space, infallible};
 use super::sync::Ordering;
 use super::{Attempt, ConcurrentTree, Parent, ValueOf};
 use crate::config::Config;
@@ -18,7 +18,7 @@ struct Found<'p, K> {
     word: *mut u8,
 }
 
-impl<C: Config, S: Space> ConcurrentTree<C, S>
+impl<C: Config> ConcurrentTree<C>
 where
     C::Layout: ConcurrentLayout,
 {
@@ -35,23 +35,39 @@ where
     /// assert!(ids.is_empty());
     /// ```
     pub fn remove(&self, key: C::Key) -> Option<ValueOf<C>> {
+        infallible(self.remove_in(key))
+    }
+}
+
+impl<C: Config, S: Space> ConcurrentTree<C, S>
+where
+    C::Layout: ConcurrentLayout,
+{
+    /// [`remove`](ConcurrentTree::remove) in any space: fails, changing
+    /// nothing, only if a writer died holding a lock the removal needs.
+    pub(crate) fn remove_in(&self, key: C::Key) -> Result<Option<ValueOf<C>>, S::Error> {
         const { assert!(C::DELETE, "remove needs a configuration with delete: true") };
+        self.check_poison()?;
         let pin = self.reclaimer.pin();
         loop {
-            if let Attempt::Done(old) = self.try_remove(&pin, key) {
-                return old;
+            if let Attempt::Done(old) = self.try_remove(&pin, key)? {
+                return Ok(old);
             }
         }
     }
 
     /// One attempt at a removal.
-    fn try_remove(&self, pin: &Pin<'_>, key: C::Key) -> Attempt<Option<ValueOf<C>>> {
+    fn try_remove(
+        &self,
+        pin: &Pin<'_, S::Table>,
+        key: C::Key,
+    ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
         let mut parent = Parent::Root;
-        let mut word = pin.load(&self.root);
+        let mut word = pin.load(self.root());
         let mut shift = 0;
         loop {
             if word.is_null() {
-                return Attempt::Done(None);
+                return Ok(Attempt::Done(None));
             }
             let Some(kind) = Kind::of(word) else {
                 return self.remove_cell(pin, parent, word, key);
@@ -62,29 +78,29 @@ where
             if Self::PATH {
                 shift = header.shift();
                 if !key.matches_word(header.prefix()) {
-                    return Attempt::Done(None);
+                    return Ok(Attempt::Done(None));
                 }
             } else if matches!(parent, Parent::Root) {
                 shift = header.shift();
                 if key.above(shift) {
-                    return Attempt::Done(None);
+                    return Ok(Attempt::Done(None));
                 }
             }
             let chunk = key.chunk(shift);
             if shift > 0 {
                 let Some(child) = node.find(chunk, pin, false) else {
-                    return Attempt::Done(None);
+                    return Ok(Attempt::Done(None));
                 };
                 parent = Parent::Node(node, chunk);
                 word = child;
                 shift -= SPAN;
                 continue;
             }
-            let Some(guard) = header.lock.lock() else {
-                return Attempt::Restart;
+            let Some(guard) = self.lock_node(&header.lock)? else {
+                return Ok(Attempt::Restart);
             };
             let Some(slot) = node.slot(chunk) else {
-                return Attempt::Done(None);
+                return Ok(Attempt::Done(None));
             };
             let old_word = slot.load(Ordering::Relaxed);
             // SAFETY: a last-level slot word of this layout, under the lock.
@@ -99,25 +115,25 @@ where
             if sparse {
                 self.collapse(pin, key, node.addr());
             }
-            return Attempt::Done(Some(old));
+            return Ok(Attempt::Done(Some(old)));
         }
     }
 
     /// Removes the lazy leaf `word` in `parent`'s slot if it is `key`'s.
     fn remove_cell(
         &self,
-        pin: &Pin<'_>,
+        pin: &Pin<'_, S::Table>,
         parent: Parent<'_, C::Key>,
         word: *mut u8,
         key: C::Key,
-    ) -> Attempt<Option<ValueOf<C>>> {
+    ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
         // SAFETY: a lazy leaf of this tree, loaded under the pin.
         let cell = unsafe { self.cell_at(word) };
         if cell.key != key {
-            return Attempt::Done(None);
+            return Ok(Attempt::Done(None));
         }
-        let Some((guard, slot)) = self.lock_parent(parent, word) else {
-            return Attempt::Restart;
+        let Some((guard, slot)) = self.lock_parent(parent, word)? else {
+            return Ok(Attempt::Restart);
         };
         let sparse = match parent {
             Parent::Root => {
@@ -138,7 +154,7 @@ where
         {
             self.collapse(pin, key, node.addr());
         }
-        Attempt::Done(Some(old))
+        Ok(Attempt::Done(Some(old)))
     }
 
     /// Whether a node a removal left with its children may need
@@ -159,16 +175,21 @@ where
     /// Replaces the node at address `target` on `key`'s path, if a removal
     /// left it empty, with one child its compression can lift, or sparse
     /// enough for a smaller kind; and so on upwards while nodes empty.
-    fn collapse(&self, pin: &Pin<'_>, key: C::Key, mut target: usize) {
+    /// An economy: if a lock holder died meanwhile, the tree is poisoned
+    /// and the node stays as it is.
+    fn collapse(&self, pin: &Pin<'_, S::Table>, key: C::Key, mut target: usize) {
         loop {
             let Some(Found { parent, node, word }) = self.find_node(pin, key, target) else {
                 return;
             };
-            let Some((parent_guard, slot)) = self.lock_parent(parent, word) else {
+            let Ok(locked) = self.lock_parent(parent, word) else {
+                return;
+            };
+            let Some((parent_guard, slot)) = locked else {
                 // The parent changed under us; look again.
                 continue;
             };
-            let Some(guard) = node.header().lock.lock() else {
+            let Ok(Some(guard)) = self.lock_node(&node.header().lock) else {
                 return;
             };
             let shift = node.header().shift();
@@ -240,7 +261,7 @@ where
     /// the tree.
     fn find_node<'p>(
         &self,
-        pin: &'p Pin<'_>,
+        pin: &'p Pin<'_, S::Table>,
         key: C::Key,
         target: usize,
     ) -> Option<Found<'p, C::Key>>
@@ -248,7 +269,7 @@ where
         Self: 'p,
     {
         let mut parent = Parent::Root;
-        let mut word = pin.load(&self.root);
+        let mut word = pin.load(self.root());
         let mut shift = 0;
         loop {
             let kind = Kind::of(word)?;

@@ -28,10 +28,14 @@ use core::ptr::NonNull;
 
 use std::sync::Mutex;
 
+use super::Padded;
+use super::lock::NodeLock;
+use super::reclaim::{LocalTable, Table};
+use super::sync::{AtomicPtr, AtomicU32};
 use crate::mem::PoolSpec;
 use crate::mem::slab::Slab;
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
@@ -49,6 +53,44 @@ mod sealed {
 pub unsafe trait Space: sealed::Sealed + Send + Sync + 'static {
     /// Why an allocation failed; uninhabited when it cannot.
     type Error: fmt::Debug + fmt::Display;
+
+    #[doc(hidden)]
+    /// Where the tree's threads announce their epochs.
+    type Table: Table;
+
+    #[doc(hidden)]
+    /// Whether the tree belongs to this handle, and goes when it drops.
+    /// A tree in shared memory outlives the handles of the processes that
+    /// use it, and goes only when it is destroyed.
+    const OWNS_TREE: bool;
+
+    #[doc(hidden)]
+    /// The tree's root slot and root lock, which live with the nodes.
+    fn anchor(&self) -> &Anchor;
+
+    #[doc(hidden)]
+    /// The reclamation table of the tree; called once per handle.
+    fn table(&self) -> Self::Table;
+
+    #[doc(hidden)]
+    /// The pid node locks record for this process's writers, 0 where
+    /// no holder can die without the whole tree going with it.
+    #[inline(always)]
+    fn holder(&self) -> u32 {
+        0
+    }
+
+    #[doc(hidden)]
+    /// Whether a recorded lock holder still runs.
+    fn alive(&self, pid: u32) -> bool {
+        let _ = pid;
+        true
+    }
+
+    #[doc(hidden)]
+    /// The error every write returns once process `pid` died holding a
+    /// node lock. Only asked where [`holder`](Space::holder) is not 0.
+    fn owner_died(&self, pid: u32) -> Self::Error;
 
     /// The address a node or cell word names, tag bits kept.
     fn resolve(&self, word: *mut u8) -> *mut u8;
@@ -93,8 +135,41 @@ pub unsafe trait Space: sealed::Sealed + Send + Sync + 'static {
 /// readers never.
 #[derive(Default)]
 pub struct LocalSpace {
+    anchor: Anchor,
     /// One slab per node layout, made on first use: at most six.
     slabs: Mutex<Vec<Slab>>,
+}
+
+/// A tree's root slot, its lock, and its poison mark: where every
+/// operation starts. All zero is an empty tree's anchor, so a space in
+/// shared memory can place one in zeroed memory.
+#[repr(C)]
+pub struct Anchor {
+    /// The root's word, null when empty. Every operation loads it, so it
+    /// has a cache line of its own (with the root lock, stored to only
+    /// when the root is replaced).
+    pub(crate) root: Padded<AtomicPtr<u8>>,
+    /// The root slot's lock: the "parent lock" of the root node.
+    pub(crate) root_lock: NodeLock,
+    /// The pid of a writer that died holding a node lock; 0 while none
+    /// has (`lock.rs`, "Holders that die").
+    pub(crate) poisoned: AtomicU32,
+}
+
+impl fmt::Debug for Anchor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Anchor").finish_non_exhaustive()
+    }
+}
+
+impl Default for Anchor {
+    fn default() -> Self {
+        Self {
+            root: Padded(AtomicPtr::new(core::ptr::null_mut())),
+            root_lock: NodeLock::new(),
+            poisoned: AtomicU32::new(0),
+        }
+    }
 }
 
 impl LocalSpace {
@@ -126,6 +201,21 @@ unsafe impl Sync for LocalSpace {}
 // `resolve` and `word` are the identity.
 unsafe impl Space for LocalSpace {
     type Error = Infallible;
+    type Table = LocalTable;
+    const OWNS_TREE: bool = true;
+
+    #[inline(always)]
+    fn anchor(&self) -> &Anchor {
+        &self.anchor
+    }
+
+    fn table(&self) -> LocalTable {
+        LocalTable::default()
+    }
+
+    fn owner_died(&self, pid: u32) -> Infallible {
+        unreachable!("a local tree records no lock holder, yet pid {pid} died holding one")
+    }
 
     #[inline(always)]
     fn resolve(&self, word: *mut u8) -> *mut u8 {
@@ -200,6 +290,7 @@ pub(crate) mod budget {
         pub(crate) live: AtomicUsize,
         /// Their bytes.
         bytes: AtomicUsize,
+        anchor: Anchor,
     }
 
     impl core::ops::Deref for BudgetSpace {
@@ -224,6 +315,20 @@ pub(crate) mod budget {
     // SAFETY: the global allocator's contract; words are addresses.
     unsafe impl Space for BudgetSpace {
         type Error = Spent;
+        type Table = LocalTable;
+        const OWNS_TREE: bool = true;
+
+        fn anchor(&self) -> &Anchor {
+            &self.0.anchor
+        }
+
+        fn table(&self) -> LocalTable {
+            LocalTable::default()
+        }
+
+        fn owner_died(&self, pid: u32) -> Spent {
+            unreachable!("no holder recorded, yet {pid} died")
+        }
 
         fn resolve(&self, word: *mut u8) -> *mut u8 {
             word

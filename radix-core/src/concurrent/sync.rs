@@ -11,7 +11,7 @@
 compile_error!("--cfg loom and --cfg shuttle select different atomics; choose one");
 
 #[cfg(not(any(loom, shuttle)))]
-pub(crate) use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize};
+pub(crate) use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64};
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64};
 #[cfg(shuttle)]

@@ -69,6 +69,7 @@ where
         key: C::Key,
         f: impl FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>,
     ) -> Result<Option<ValueOf<C>>, S::Error> {
+        self.check_poison()?;
         let pin = self.reclaimer.pin();
         // The closure is taken once, when an attempt commits.
         let mut make = Some(f);
@@ -91,18 +92,18 @@ where
     /// One attempt at an upsert.
     fn try_upsert<F: FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>>(
         &self,
-        pin: &Pin<'_>,
+        pin: &Pin<'_, S::Table>,
         key: C::Key,
         make: &mut Option<F>,
     ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
         let mut parent = Parent::Root;
-        let mut word = pin.load(&self.root);
+        let mut word = pin.load(self.root());
         let mut shift = 0;
         loop {
             if word.is_null() {
                 // Only the root slot is ever empty: a node's absent child
                 // is handled at the node.
-                let Some((_guard, slot)) = self.lock_parent(parent, word) else {
+                let Some((_guard, slot)) = self.lock_parent(parent, word)? else {
                     return Ok(Attempt::Restart);
                 };
                 let value = Self::make(make, None);
@@ -141,7 +142,7 @@ where
             }
             // The key's slot is in this node: present (last level), or
             // absent and to be added.
-            let Some(guard) = header.lock.lock() else {
+            let Some(guard) = self.lock_node(&header.lock)? else {
                 return Ok(Attempt::Restart);
             };
             if let Some(slot) = node.slot(chunk) {
@@ -278,7 +279,7 @@ where
     /// Upserts where a lazy leaf sits in `parent`'s slot.
     fn upsert_at_cell<F: FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>>(
         &self,
-        pin: &Pin<'_>,
+        pin: &Pin<'_, S::Table>,
         parent: Parent<'_, C::Key>,
         word: *mut u8,
         key: C::Key,
@@ -286,7 +287,7 @@ where
     ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
         // SAFETY: a lazy leaf of this tree, loaded under the pin.
         let cell = unsafe { self.cell_at(word) };
-        let Some((guard, slot)) = self.lock_parent(parent, word) else {
+        let Some((guard, slot)) = self.lock_parent(parent, word)? else {
             return Ok(Attempt::Restart);
         };
         if cell.key == key {
@@ -340,7 +341,7 @@ where
         key: C::Key,
         make: &mut Option<F>,
     ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
-        let Some((_guard, slot)) = self.lock_parent(parent, word) else {
+        let Some((_guard, slot)) = self.lock_parent(parent, word)? else {
             return Ok(Attempt::Restart);
         };
         let value = Self::make(make, None);
@@ -366,7 +367,7 @@ where
     #[allow(clippy::too_many_arguments)]
     fn grow<F: FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>>(
         &self,
-        pin: &Pin<'_>,
+        pin: &Pin<'_, S::Table>,
         parent: Parent<'_, C::Key>,
         node: NodeRef<'_, C::Key>,
         word: *mut u8,
@@ -374,10 +375,10 @@ where
         key: C::Key,
         make: &mut Option<F>,
     ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
-        let Some((parent_guard, slot)) = self.lock_parent(parent, word) else {
+        let Some((parent_guard, slot)) = self.lock_parent(parent, word)? else {
             return Ok(Attempt::Restart);
         };
-        let Some(guard) = node.header().lock.lock() else {
+        let Some(guard) = self.lock_node(&node.header().lock)? else {
             return Ok(Attempt::Restart);
         };
         let chunk = key.chunk(shift);

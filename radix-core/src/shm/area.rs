@@ -201,6 +201,9 @@ pub(crate) struct AreaInner {
     /// Per data segment slot, the generation this process has mapped (0:
     /// none). Changed under the area lock.
     mapped: Mutex<Vec<u32>>,
+    /// Per data segment slot, whether this process maps it: what a
+    /// concurrent tree's readers check on every node they visit.
+    live: Box<[AtomicBool]>,
     /// The segment epoch this process's mappings reflect.
     synced: AtomicU64,
 }
@@ -240,6 +243,7 @@ impl Area {
             slot_shift: options.max_segment_size.trailing_zeros(),
             max_segments: slots,
             mapped: Mutex::new(vec![0; slots + 1]),
+            live: (0..=slots).map(|_| AtomicBool::new(false)).collect(),
             synced: AtomicU64::new(0),
         };
         let c = inner.control();
@@ -345,6 +349,7 @@ impl Area {
             slot_shift,
             max_segments: slots,
             mapped: Mutex::new(vec![0; slots + 1]),
+            live: (0..=slots).map(|_| AtomicBool::new(false)).collect(),
             synced: AtomicU64::new(0),
         };
         inner.sync()?;
@@ -495,6 +500,7 @@ impl AreaInner {
                 continue;
             }
             if *have != 0 {
+                self.live[slot].store(false, Relaxed);
                 self.reservation
                     .release(slot << self.slot_shift, 1 << self.slot_shift);
                 *have = 0;
@@ -516,10 +522,58 @@ impl AreaInner {
                         source: std::io::Error::other("not a radix data segment"),
                     });
                 }
+                self.live[slot].store(true, Release);
             }
         }
         self.synced.store(epoch, Release);
         Ok(())
+    }
+
+    /// Makes sure this process maps the segment holding area offset
+    /// `offset`, which a concurrent tree's reader found in a slot.
+    ///
+    /// A lock-free reader may meet a node in a segment made after it last
+    /// looked (by a writer in another process). Such a segment was listed
+    /// live before the node was published, and the reader's acquire load
+    /// of the node's word orders that listing before it; since an area
+    /// holding a concurrent tree never destroys a segment
+    /// (`Control::keeps_segments`), the slot still names the same one.
+    /// Mapping it takes this process's mapping mutex, never a lock other
+    /// processes hold.
+    ///
+    /// # Panics
+    ///
+    /// If the segment cannot be mapped (the system is out of mappings or
+    /// memory, or the creator destroyed the area and unlinked it): the
+    /// reader cannot go on without it.
+    #[inline(always)]
+    pub(crate) fn ensure_mapped(&self, offset: usize) {
+        let slot = offset >> self.slot_shift;
+        if !self.live[slot].load(Acquire) {
+            self.map_lazily(slot);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn map_lazily(&self, slot: usize) {
+        let mut mapped = self.mapped.lock().unwrap_or_else(|e| e.into_inner());
+        if self.live[slot].load(Acquire) {
+            return;
+        }
+        let entry = &self.control().segments[slot];
+        let generation = entry.generation.load(Acquire);
+        let size = entry.size.load(Relaxed) as usize;
+        assert!(
+            entry.state.load(Acquire) == SEGMENT_LIVE && size <= 1 << self.slot_shift,
+            "a concurrent tree's word names segment slot {slot}, which holds no segment"
+        );
+        let name = self.handle.segment_name(slot, generation);
+        if let Err(e) = self.reservation.open(&name, slot << self.slot_shift, size) {
+            panic!("a reader could not map segment {name} of its tree: {e}");
+        }
+        mapped[slot] = generation;
+        self.live[slot].store(true, Release);
     }
 
     /// The buddy allocator of the segment in `slot`, which is live and
@@ -569,8 +623,9 @@ impl AreaInner {
                 emptied.push(slot);
             }
         }
+        let keeps = self.control().keeps_segments.load(Relaxed) != 0;
         for slot in emptied {
-            if self.buddy(slot).is_empty() {
+            if !keeps && self.buddy(slot).is_empty() {
                 self.destroy_segment(slot, &guard);
             }
         }
@@ -649,6 +704,7 @@ impl AreaInner {
         c.epoch.fetch_add(1, Release);
         let mut mapped = self.mapped.lock().unwrap_or_else(|e| e.into_inner());
         mapped[slot] = generation;
+        self.live[slot].store(true, Release);
         // This process has seen every change so far (it holds the lock).
         let _ = guard;
         Ok(slot)
@@ -667,6 +723,7 @@ impl AreaInner {
         if self.reservation.backing() == Backing::SharedMemory {
             unlink(&self.handle.segment_name(slot, generation));
         }
+        self.live[slot].store(false, Relaxed);
         self.reservation
             .release(slot << self.slot_shift, 1 << self.slot_shift);
         let mut mapped = self.mapped.lock().unwrap_or_else(|e| e.into_inner());

@@ -16,7 +16,7 @@ use crate::config::MAX_POOLS;
 /// "RADIXARE" as a little-endian word: the first word of a control segment.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"RADIXARE");
 /// The format version this build writes and reads.
-pub(crate) const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 3;
 
 /// Entries of the segment table; data segments use slots `1..`.
 pub(crate) const SEGMENT_SLOTS: usize = 256;
@@ -33,7 +33,7 @@ pub(crate) const LEAF_CLASSES: [usize; 19] = [
 /// Pools per tree: node pools, then leaf classes.
 pub(crate) const POOLS: usize = NODE_POOLS + LEAF_CLASSES.len();
 /// Words of a configuration fingerprint.
-pub(crate) const FINGERPRINT_WORDS: usize = 7;
+pub(crate) const FINGERPRINT_WORDS: usize = 8;
 
 /// Segment table entry states.
 pub(crate) const SEGMENT_FREE: u32 = 0;
@@ -64,6 +64,11 @@ pub(crate) struct Control {
     pub(crate) lock: PidMutex,
     /// Set by the creator when it destroys the area.
     pub(crate) destroyed: AtomicU32,
+    /// Set once a concurrent tree was made here: emptied segments are then
+    /// kept for reuse rather than destroyed, because lock-free readers map
+    /// segments lazily and a slot must never name two segments in turn
+    /// (`AreaInner::ensure_mapped`).
+    pub(crate) keeps_segments: AtomicU32,
     /// Bumped whenever a segment is created or destroyed, so that a
     /// process knows when its mappings need a look.
     pub(crate) epoch: AtomicU64,

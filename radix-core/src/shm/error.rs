@@ -115,6 +115,19 @@ pub enum ShmError {
         /// The area's number of tree slots.
         max: usize,
     },
+    /// Every handle entry of a concurrent tree is taken by a live process.
+    #[error("a concurrent shared tree takes {max} handles at once, and all are open")]
+    TooManyHandles {
+        /// The most handles a tree takes.
+        max: usize,
+    },
+    /// A concurrent tree cannot be destroyed while other processes have
+    /// it open: they read it without locks.
+    #[error("the tree is still open in processes {pids:?}")]
+    TreeInUse {
+        /// The live processes with a handle on it.
+        pids: Vec<u32>,
+    },
     /// The area's creator destroyed it; it takes no new segments.
     #[error("the area was destroyed by its creator")]
     AreaDestroyed,

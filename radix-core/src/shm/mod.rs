@@ -135,22 +135,28 @@
 
 mod area;
 mod buddy;
+mod concurrent;
 mod control;
+mod epochs;
 mod error;
 mod handle;
 mod lock;
 mod memory;
 mod plain;
 mod segment;
+mod space;
 mod stale;
 mod tree;
 
 pub use area::{Area, AreaOptions};
+pub use concurrent::SharedConcurrentTree;
+pub use epochs::ANNOUNCEMENTS;
 pub use error::ShmError;
 pub use handle::{AreaHandle, TreeHandle};
 pub use memory::{Offset, SharedMemory};
 pub use plain::ShmSafe;
 pub use segment::Backing;
+pub use space::SharedSpace;
 pub use stale::remove_stale;
 pub use tree::{ReadGuard, SharedTree, TreeView, WriteGuard};
 #[cfg(test)]

@@ -6,11 +6,14 @@ use core::mem::ManuallyDrop;
 use core::ops::{Deref, RangeBounds};
 use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
+use super::area::AreaInner;
 use super::control::{FINGERPRINT_WORDS, TREE_FREE, TREE_LIVE, TreeSlot, USER_WORDS};
+use super::lock::PidMutexGuard;
 use super::memory::{Offset, init_pools};
 use super::{Area, SharedMemory, ShmError, TreeHandle};
 use crate::config::{Compression, Config, Removable};
 use crate::key::Key;
+use crate::mem::PoolSpec;
 use crate::raw::{InputOf, LayoutOf, OldOf, ValueOf};
 use crate::value::{MutableLayout, ValueLayout};
 use crate::{Cursor, Iter, IterMut, Keys, Range, RangeMut, RawTree, Stats, Values, ValuesMut};
@@ -24,12 +27,13 @@ const PARTS: [&str; FINGERPRINT_WORDS] = [
     "size classes",
     "delete",
     "compression",
+    "concurrency",
 ];
 
 /// The configuration as an area records it: key width, value layout, value
-/// size and alignment, size classes, whether delete exists and the
-/// compression.
-fn fingerprint<C: Config>() -> [u64; FINGERPRINT_WORDS] {
+/// size and alignment, size classes, whether delete exists, the
+/// compression, and whether the tree is concurrent.
+pub(crate) fn fingerprint<C: Config>(concurrent: bool) -> [u64; FINGERPRINT_WORDS] {
     let mut name = [0u8; 8];
     let layout = LayoutOf::<C>::NAME.as_bytes();
     name[..layout.len().min(8)].copy_from_slice(&layout[..layout.len().min(8)]);
@@ -41,6 +45,7 @@ fn fingerprint<C: Config>() -> [u64; FINGERPRINT_WORDS] {
         C::SIZE_CLASSES.fingerprint(),
         u64::from(C::DELETE),
         C::COMPRESSION as u64,
+        u64::from(concurrent),
     ]
 }
 
@@ -66,8 +71,62 @@ fn describe(part: usize, word: u64) -> String {
             || format!("unknown compression {word}"),
             |c| c.name().to_string(),
         ),
+        7 => if word == 0 { "none" } else { "rowex" }.to_string(),
         _ => (word != 0).to_string(),
     }
+}
+
+/// Takes a free tree slot of the area for a new tree with `fingerprint`,
+/// node pools of `specs` and root word `root`: its index and generation.
+pub(crate) fn new_tree_slot(
+    inner: &AreaInner,
+    _lock: &PidMutexGuard<'_>,
+    fingerprint: [u64; FINGERPRINT_WORDS],
+    specs: &[PoolSpec],
+    root: u64,
+) -> Result<(usize, u32), ShmError> {
+    if inner.control().destroyed.load(Acquire) != 0 {
+        return Err(ShmError::AreaDestroyed);
+    }
+    let max = inner.max_trees();
+    let index = (0..max)
+        .find(|&i| inner.tree_slot(i).state.load(Acquire) == TREE_FREE)
+        .ok_or(ShmError::TooManyTrees { max })?;
+    let slot = inner.tree_slot(index);
+    slot.lock.reset();
+    for (word, value) in slot.fingerprint.iter().zip(fingerprint) {
+        word.store(value, Relaxed);
+    }
+    slot.root.store(root, Relaxed);
+    slot.root_shift.store(0, Relaxed);
+    slot.len.store(0, Relaxed);
+    for word in &slot.user {
+        word.store(0, Relaxed);
+    }
+    init_pools(slot, specs);
+    let generation = slot.generation.load(Relaxed).wrapping_add(1).max(1);
+    slot.generation.store(generation, Relaxed);
+    slot.state.store(TREE_LIVE, Release);
+    Ok((index, generation))
+}
+
+/// Checks that the tree in `slot` was made with the configuration whose
+/// fingerprint is `ours`, naming the first part that differs.
+pub(crate) fn check_fingerprint(
+    slot: &TreeSlot,
+    ours: [u64; FINGERPRINT_WORDS],
+) -> Result<(), ShmError> {
+    for (part, (word, expected)) in slot.fingerprint.iter().zip(ours).enumerate() {
+        let found = word.load(Relaxed);
+        if found != expected {
+            return Err(ShmError::ConfigMismatch {
+                part: PARTS[part],
+                expected: describe(part, expected),
+                found: describe(part, found),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A tree in a shared [`Area`], usable from every process that attaches.
@@ -93,29 +152,14 @@ impl<C: Config<Memory = SharedMemory>> SharedTree<C> {
     /// use, [`ShmError::AreaDestroyed`], or the area lock's poison.
     pub fn create_in(area: &Area) -> Result<Self, ShmError> {
         let inner = &area.inner;
-        let _lock = inner.lock()?;
-        if inner.control().destroyed.load(Acquire) != 0 {
-            return Err(ShmError::AreaDestroyed);
-        }
-        let max = inner.max_trees();
-        let index = (0..max)
-            .find(|&i| inner.tree_slot(i).state.load(Acquire) == TREE_FREE)
-            .ok_or(ShmError::TooManyTrees { max })?;
-        let slot = inner.tree_slot(index);
-        slot.lock.reset();
-        for (word, value) in slot.fingerprint.iter().zip(fingerprint::<C>()) {
-            word.store(value, Relaxed);
-        }
-        slot.root.store(0, Relaxed);
-        slot.root_shift.store(0, Relaxed);
-        slot.len.store(0, Relaxed);
-        for word in &slot.user {
-            word.store(0, Relaxed);
-        }
-        init_pools(slot, &RawTree::<C>::pool_specs());
-        let generation = slot.generation.load(Relaxed).wrapping_add(1).max(1);
-        slot.generation.store(generation, Relaxed);
-        slot.state.store(TREE_LIVE, Release);
+        let lock = inner.lock()?;
+        let (index, generation) = new_tree_slot(
+            inner,
+            &lock,
+            fingerprint::<C>(false),
+            &RawTree::<C>::pool_specs(),
+            0,
+        )?;
         Ok(Self {
             area: area.clone(),
             index,
@@ -142,17 +186,7 @@ impl<C: Config<Memory = SharedMemory>> SharedTree<C> {
         if tree.index >= area.inner.max_trees() || !tree.is_live() {
             return Err(ShmError::NoSuchTree { handle });
         }
-        let ours = fingerprint::<C>();
-        for (part, (word, expected)) in tree.slot().fingerprint.iter().zip(ours).enumerate() {
-            let found = word.load(Relaxed);
-            if found != expected {
-                return Err(ShmError::ConfigMismatch {
-                    part: PARTS[part],
-                    expected: describe(part, expected),
-                    found: describe(part, found),
-                });
-            }
-        }
+        check_fingerprint(tree.slot(), fingerprint::<C>(false))?;
         Ok(tree)
     }
 

@@ -55,19 +55,17 @@
 //! [`ReadPin`]: super::ReadPin
 
 #[cfg(not(any(loom, shuttle)))]
-mod barrier;
-#[cfg(not(any(loom, shuttle)))]
-mod slots;
+pub(crate) mod barrier;
+pub(crate) mod slots;
 
 use core::marker::PhantomData;
+use core::sync::atomic::AtomicUsize;
 #[cfg(not(any(loom, shuttle)))]
 use std::sync::Mutex;
 
+use super::Padded;
 use super::sync::{AtomicPtr, Ordering};
-#[cfg(not(any(loom, shuttle)))]
-use super::{Padded, sync::AtomicUsize};
-#[cfg(not(any(loom, shuttle)))]
-use slots::{Slot, Slots};
+pub use slots::{Slot, Slots};
 
 /// Frees a retired object, given the (tagged) word that was retired and
 /// the context its tree passed along: the tree's space, which frees it.
@@ -80,6 +78,91 @@ pub(crate) trait Reclaim {
     /// and `context`, `context` is still valid, and no thread can reach
     /// the object any more.
     unsafe fn reclaim(context: *const (), word: *mut u8);
+}
+
+/// Where a domain keeps its global epoch and its threads' announcements:
+/// beside the tree in this process ([`LocalTable`]), or in a shared area
+/// where threads of every attached process announce (`crate::shm`).
+///
+/// # Safety
+///
+/// [`announcement`](Table::announcement) gives each thread a word no
+/// other live thread announces in, [`lagging`](Table::lagging) sees every
+/// announcement a pinned thread may have made, and [`light`](Table::light)
+/// with [`heavy`](Table::heavy) order a reader's announcement before its
+/// loads against a writer's unlinks before its scan (`barrier`).
+pub unsafe trait Table: Send + Sync {
+    /// The global epoch.
+    fn epoch(&self) -> &AtomicUsize;
+
+    /// Where the thread whose local slot is `slot` announces.
+    fn announcement<'a>(&'a self, slot: &'a Slot) -> &'a AtomicUsize;
+
+    /// Whether some pinned thread has not yet seen `epoch`. Called after
+    /// [`heavy`](Table::heavy); `local` is this process's slots.
+    fn lagging(&self, local: &Slots, epoch: usize) -> bool;
+
+    /// The reader's half of the fence, after announcing.
+    fn light(&self);
+
+    /// The writer's half, before scanning; `false` if it could not be
+    /// made, in which case nothing may be freed.
+    fn heavy(&self) -> bool;
+
+    /// `slot`'s thread will not pin through this table again (the
+    /// table's handle is dropping): give back what it claimed.
+    fn release(&self, slot: &Slot) {
+        let _ = slot;
+    }
+}
+
+/// A domain of one process's threads: the epoch beside the tree, and each
+/// thread's announcement in its local slot.
+#[derive(Default)]
+pub struct LocalTable {
+    /// Read by every pin, written rarely: on lines of its own.
+    epoch: Padded<AtomicUsize>,
+}
+
+// SAFETY: a local slot belongs to one thread at a time (`slots.rs`), the
+// scan reads every installed slot, and the barrier is the process's
+// (`barrier::light`, `barrier::heavy`).
+unsafe impl Table for LocalTable {
+    #[inline(always)]
+    fn epoch(&self) -> &AtomicUsize {
+        &self.epoch
+    }
+
+    #[inline(always)]
+    fn announcement<'a>(&'a self, slot: &'a Slot) -> &'a AtomicUsize {
+        &slot.announced
+    }
+
+    fn lagging(&self, local: &Slots, epoch: usize) -> bool {
+        local
+            .each()
+            .any(|slot| lags(slot.announced.load(Ordering::Acquire), epoch))
+    }
+
+    #[inline(always)]
+    fn light(&self) {
+        #[cfg(not(any(loom, shuttle)))]
+        barrier::light();
+    }
+
+    fn heavy(&self) -> bool {
+        #[cfg(not(any(loom, shuttle)))]
+        return barrier::heavy();
+        #[cfg(any(loom, shuttle))]
+        true
+    }
+}
+
+/// Whether an announcement shows a pinned thread that has not seen
+/// `epoch`.
+#[inline]
+pub(crate) fn lags(announced: usize, epoch: usize) -> bool {
+    announced & ACTIVE != 0 && announced & !ACTIVE != epoch
 }
 
 /// An unlinked object and the function that frees it.
@@ -116,8 +199,7 @@ impl Retired {
 const BATCH: usize = if cfg!(miri) { 32 } else { 1024 };
 
 /// A slot's mark for "pinned"; epochs count in steps of two above it.
-#[cfg(not(any(loom, shuttle)))]
-const ACTIVE: usize = 1;
+pub(crate) const ACTIVE: usize = 1;
 #[cfg(not(any(loom, shuttle)))]
 const STEP: usize = 2;
 
@@ -128,13 +210,11 @@ struct Bag {
     objects: Vec<Retired>,
 }
 
-/// The tree's reclamation domain.
-pub(crate) struct Reclaimer {
-    /// The global epoch, and the slot table's buckets: read by every pin,
-    /// written rarely, so on lines of their own.
-    #[cfg(not(any(loom, shuttle)))]
-    epoch: Padded<AtomicUsize>,
-    #[cfg(not(any(loom, shuttle)))]
+/// The tree's reclamation domain: its table (the epoch and where threads
+/// announce), this process's slots (each thread's nesting depth and open
+/// list), and the bags this process sealed.
+pub(crate) struct Reclaimer<T: Table> {
+    table: T,
     slots: Slots,
     /// Bags waiting for the epoch to move on, oldest first.
     #[cfg(not(any(loom, shuttle)))]
@@ -146,30 +226,31 @@ pub(crate) struct Reclaimer {
 // SAFETY: the retired pointers are objects of the tree that owns this
 // reclaimer, which is `Send + Sync`; they are freed once, by whichever
 // thread finds their bag expired (or drops the tree).
-unsafe impl Send for Reclaimer {}
+unsafe impl<T: Table> Send for Reclaimer<T> {}
 // SAFETY: as for `Send`; every field shared between threads is an atomic,
 // a mutex, or a slot whose unsynchronised part only its owner touches.
-unsafe impl Sync for Reclaimer {}
+unsafe impl<T: Table> Sync for Reclaimer<T> {}
 
 /// A reader's or writer's protection: pointers loaded through it stay
 /// valid until it drops. It belongs to the thread that made it.
-pub(crate) struct Pin<'a> {
-    reclaimer: &'a Reclaimer,
+pub(crate) struct Pin<'a, T: Table> {
+    reclaimer: &'a Reclaimer<T>,
     #[cfg(not(any(loom, shuttle)))]
     slot: &'a Slot,
+    /// Where the thread announced: its slot's word, or a shared one.
+    #[cfg(not(any(loom, shuttle)))]
+    announced: &'a AtomicUsize,
     /// A pin is its thread's: its slot is found by thread number.
     not_send: PhantomData<*mut ()>,
 }
 
-impl Reclaimer {
-    /// A new domain.
-    pub(crate) fn new() -> Self {
+impl<T: Table> Reclaimer<T> {
+    /// A new domain over `table`.
+    pub(crate) fn new(table: T) -> Self {
         #[cfg(not(any(loom, shuttle)))]
         barrier::detect();
         Self {
-            #[cfg(not(any(loom, shuttle)))]
-            epoch: Padded(AtomicUsize::new(0)),
-            #[cfg(not(any(loom, shuttle)))]
+            table,
             slots: Slots::new(),
             #[cfg(not(any(loom, shuttle)))]
             sealed: Padded(Mutex::new(Vec::new())),
@@ -180,20 +261,22 @@ impl Reclaimer {
 
     /// Protects the pointers the caller loads until the pin drops.
     #[inline(always)]
-    pub(crate) fn pin(&self) -> Pin<'_> {
+    pub(crate) fn pin(&self) -> Pin<'_, T> {
         #[cfg(not(any(loom, shuttle)))]
         {
             let slot = self.slots.mine();
             let depth = slot.depth.load(Ordering::Relaxed);
             slot.depth.store(depth + 1, Ordering::Relaxed);
+            let announced = self.table.announcement(slot);
             if depth == 0 {
-                let epoch = self.epoch.load(Ordering::Relaxed);
-                slot.announced.store(epoch | ACTIVE, Ordering::Relaxed);
-                barrier::light();
+                let epoch = self.table.epoch().load(Ordering::Relaxed);
+                announced.store(epoch | ACTIVE, Ordering::Relaxed);
+                self.table.light();
             }
             Pin {
                 reclaimer: self,
                 slot,
+                announced,
                 not_send: PhantomData,
             }
         }
@@ -215,7 +298,7 @@ impl Reclaimer {
         // Orders the unlinks of these objects before the epoch is read,
         // so the tag is no older than the moment they became unreachable.
         core::sync::atomic::fence(Ordering::SeqCst);
-        let epoch = self.epoch.load(Ordering::Relaxed);
+        let epoch = self.table.epoch().load(Ordering::Relaxed);
         let mut sealed = self.sealed.lock().unwrap_or_else(|e| e.into_inner());
         sealed.push(Bag { epoch, objects });
         let now = self.try_advance();
@@ -239,19 +322,14 @@ impl Reclaimer {
     /// current one; returns the epoch after the attempt.
     #[cfg(not(any(loom, shuttle)))]
     fn try_advance(&self) -> usize {
-        let epoch = self.epoch.load(Ordering::Relaxed);
-        if !barrier::heavy() {
+        let epoch = self.table.epoch().load(Ordering::Relaxed);
+        if !self.table.heavy() || self.table.lagging(&self.slots, epoch) {
             return epoch;
-        }
-        for slot in self.slots.each() {
-            let announced = slot.announced.load(Ordering::Acquire);
-            if announced & ACTIVE != 0 && announced & !ACTIVE != epoch {
-                return epoch;
-            }
         }
         let next = epoch.wrapping_add(STEP);
         match self
-            .epoch
+            .table
+            .epoch()
             .compare_exchange(epoch, next, Ordering::Release, Ordering::Relaxed)
         {
             Ok(_) => next,
@@ -260,7 +338,71 @@ impl Reclaimer {
     }
 }
 
-impl Reclaimer {
+impl<T: Table> Reclaimer<T> {
+    /// Frees what has expired of everything this handle retired, for a
+    /// handle that drops while other processes may still read the tree:
+    /// it seals every open list, tries a few times to move the epoch on,
+    /// and frees the bags that expire. What a long read holds back stays
+    /// allocated until the tree itself is destroyed, which returns all
+    /// of its memory at once.
+    ///
+    /// # Safety
+    ///
+    /// `context` is the one every object here was retired with.
+    pub(crate) unsafe fn flush(&mut self, context: *const ()) {
+        #[cfg(not(any(loom, shuttle)))]
+        {
+            let objects: Vec<Retired> = self.slots.drain().collect();
+            if !objects.is_empty() {
+                core::sync::atomic::fence(Ordering::SeqCst);
+                let epoch = self.table.epoch().load(Ordering::Relaxed);
+                let sealed = self.sealed.0.get_mut().unwrap_or_else(|e| e.into_inner());
+                sealed.push(Bag { epoch, objects });
+            }
+            for _ in 0..3 {
+                if self.sealed.0.get_mut().map_or(true, |s| s.is_empty()) {
+                    break;
+                }
+                let now = self.try_advance();
+                let sealed = self.sealed.0.get_mut().unwrap_or_else(|e| e.into_inner());
+                let expired = sealed
+                    .iter()
+                    .position(|bag| now.wrapping_sub(bag.epoch) < 2 * STEP)
+                    .unwrap_or(sealed.len());
+                for object in sealed.drain(..expired).flat_map(|bag| bag.objects) {
+                    // SAFETY: expired as in `seal`: every reader that could
+                    // reach it has left; freed once, with its context.
+                    unsafe { object.free(context) };
+                }
+            }
+        }
+        #[cfg(any(loom, shuttle))]
+        let _ = context;
+    }
+
+    /// Forgets everything retired and gives back the thread
+    /// announcements this handle claimed: its tree is being destroyed,
+    /// and all of its memory goes at once.
+    pub(crate) fn abandon(&mut self) {
+        for slot in self.slots.each() {
+            self.table.release(slot);
+        }
+        #[cfg(not(any(loom, shuttle)))]
+        {
+            self.slots.drain().for_each(drop);
+            self.sealed
+                .0
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .clear();
+        }
+        #[cfg(any(loom, shuttle))]
+        self.retired
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
     /// Frees everything retired and not yet freed: the tree is being
     /// dropped, so no thread can pin it and nothing retired is reachable.
     ///
@@ -294,7 +436,7 @@ impl Reclaimer {
     }
 }
 
-impl Drop for Pin<'_> {
+impl<T: Table> Drop for Pin<'_, T> {
     #[inline(always)]
     fn drop(&mut self) {
         #[cfg(not(any(loom, shuttle)))]
@@ -304,13 +446,21 @@ impl Drop for Pin<'_> {
             if depth == 0 {
                 // Release: this thread's reads of what it loaded happen
                 // before a writer that sees it inactive frees anything.
-                self.slot.announced.store(0, Ordering::Release);
+                self.announced.store(0, Ordering::Release);
             }
         }
     }
 }
 
-impl Pin<'_> {
+impl<T: Table> Drop for Reclaimer<T> {
+    fn drop(&mut self) {
+        for slot in self.slots.each() {
+            self.table.release(slot);
+        }
+    }
+}
+
+impl<T: Table> Pin<'_, T> {
     /// Loads a child pointer from `slot`, protected by this pin.
     #[inline(always)]
     pub(crate) fn load(&self, slot: &AtomicPtr<u8>) -> *mut u8 {
@@ -369,7 +519,7 @@ mod tests {
         }
     }
 
-    fn retire_one<const T: usize>(reclaimer: &Reclaimer) {
+    fn retire_one<const T: usize>(reclaimer: &Reclaimer<LocalTable>) {
         let pin = reclaimer.pin();
         let ptr = Box::into_raw(Box::new(7u64)).cast::<u8>();
         // SAFETY: a fresh allocation no one else can reach, retired once.
@@ -377,7 +527,7 @@ mod tests {
     }
 
     /// Drops `reclaimer` as its tree would.
-    fn drop_freeing(mut reclaimer: Reclaimer) {
+    fn drop_freeing(mut reclaimer: Reclaimer<LocalTable>) {
         // SAFETY: `Counted` needs no context.
         unsafe { reclaimer.free_all(core::ptr::null()) };
     }
@@ -388,7 +538,7 @@ mod tests {
 
     #[test]
     fn a_pinned_reader_holds_back_what_was_retired_after_it_pinned() {
-        let reclaimer = Reclaimer::new();
+        let reclaimer = Reclaimer::new(LocalTable::default());
         let before = freed::<0>();
         let reader = std::thread::scope(|scope| {
             let (pinned, wait) = std::sync::mpsc::channel();
@@ -423,7 +573,7 @@ mod tests {
 
     #[test]
     fn pins_nest_and_the_outer_one_keeps_the_thread_active() {
-        let reclaimer = Reclaimer::new();
+        let reclaimer = Reclaimer::new(LocalTable::default());
         let outer = reclaimer.pin();
         {
             let _inner = reclaimer.pin();
@@ -439,7 +589,7 @@ mod tests {
     #[test]
     fn a_thread_that_exits_leaves_its_open_list_for_the_drop() {
         let before = freed::<1>();
-        let reclaimer = Reclaimer::new();
+        let reclaimer = Reclaimer::new(LocalTable::default());
         std::thread::scope(|scope| {
             scope.spawn(|| {
                 for _ in 0..10 {

@@ -9,14 +9,21 @@
 //! its slot with one thread-local load, one bucket pointer and an offset,
 //! and a writer scans every slot without a lock.
 
+// Under the model checkers retired memory waits for the drop, so only the
+// types are used there.
+#![cfg_attr(any(loom, shuttle), allow(dead_code))]
+
 use core::cell::UnsafeCell;
 use core::ptr;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Mutex;
 
-use super::super::sync::{AtomicPtr, AtomicUsize, Ordering};
+// The announcement words are not part of what the model checkers explore
+// (under them, retired memory is kept until the drop), so they are
+// `core`'s atomics in every build.
 use super::Retired;
+use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 /// Buckets in a table: bucket `b` holds `2^b` slots, so 32 buckets hold a
 /// slot for every thread a process can have.
@@ -29,15 +36,19 @@ const BUCKETS: usize = 32;
 /// that a reader's stores to its own slot never touch a line another
 /// reader writes.
 #[repr(align(128))]
-pub(super) struct Slot {
+pub struct Slot {
     /// `0` while the thread is not pinned; otherwise the global epoch it
     /// saw when it pinned, with [`ACTIVE`](super::ACTIVE) set. Written
     /// only by the owning thread, read by writers that advance the epoch.
-    pub(super) announced: AtomicUsize,
+    pub(crate) announced: AtomicUsize,
     /// How many pins the owning thread holds here (pins nest: a lookup
     /// inside a `ReadPin`, an iterator's refill inside a loop of
     /// lookups). Only the owning thread touches it.
     pub(super) depth: AtomicUsize,
+    /// For a table whose announcements live elsewhere (in shared memory):
+    /// which one this thread claimed, plus one (0: none yet). Only the
+    /// owning thread touches it, and the table when its handle drops.
+    pub(crate) claimed: AtomicUsize,
     /// Objects the owning thread retired, not yet sealed into a bag.
     open: UnsafeCell<Vec<Retired>>,
 }
@@ -57,6 +68,7 @@ impl Slot {
         Self {
             announced: AtomicUsize::new(0),
             depth: AtomicUsize::new(0),
+            claimed: AtomicUsize::new(0),
             open: UnsafeCell::new(Vec::new()),
         }
     }
@@ -76,7 +88,7 @@ impl Slot {
 }
 
 /// A tree's slots, one per thread number.
-pub(super) struct Slots {
+pub struct Slots {
     /// Bucket `b`: null until a thread numbered `2^b - 1` or above first
     /// pins, then `2^b` slots that stay until the table drops.
     buckets: [AtomicPtr<Slot>; BUCKETS],

@@ -1,0 +1,213 @@
+//! Concurrent trees in an area: the local concurrent tree's lock-free
+//! reads and per-node write locks, across processes.
+//!
+//! A `radix_tree!` type declared with `memory: shared` and
+//! `concurrency: rowex` is a [`ConcurrentTree`] in a [`SharedSpace`]. It
+//! reads exactly as the local one does (`get`, `get_with`, `pin`, `iter`,
+//! `range`, `first`, `last`, `get_each`, all through `&self`), and its
+//! writes return `Result<_, ShmError>`, since an area can be full and a
+//! writer in another process can die.
+//!
+//! - **Readers in any process take no lock and write nothing shared**
+//!   but their own announcement (`epochs.rs`), and never wait: a segment
+//!   they have not mapped yet is mapped on first contact, under a mutex of
+//!   their own process.
+//! - **Writers in several processes** lock only the nodes they change;
+//!   allocation takes the tree's process-shared allocation mutex.
+//! - **A writer killed while it holds a node lock poisons the tree.** A
+//!   writer that waits on that lock finds its holder dead, marks the tree,
+//!   and every later write fails with [`ShmError::OwnerDied`]. Reads go on
+//!   and see a consistent tree: every store a writer makes leaves one.
+//!   (Recovering the locks by pid is not safe: the dead writer may have
+//!   published a replacement without marking the old node obsolete.)
+//! - **A reader killed inside a read** leaves an announcement that would
+//!   hold reclamation back; writers find its process gone and clear it.
+//! - **Handles and destruction.** Each `create_in` or `attach` takes an
+//!   entry in the tree's handle list, given back on drop. Dropping a
+//!   handle frees what it retired once expired, and leaves the tree. Only
+//!   [`destroy`](ConcurrentTree::destroy) removes it, and only when no
+//!   other live process has it open.
+
+use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+
+use super::buddy::{PAGE, ceil_log2};
+use super::control::{TREE_FREE, TREE_LIVE};
+use super::epochs::HEADER_BYTES;
+use super::space::{SharedSpace, pool_specs};
+use super::tree::{check_fingerprint, fingerprint, new_tree_slot};
+use super::{Area, ShmError, TreeHandle};
+use crate::concurrent::{ConcurrentLayout, ConcurrentTree, ValueOf};
+use crate::config::Config;
+
+/// A concurrent tree in a shared [`Area`]; see the module docs.
+pub type SharedConcurrentTree<C> = ConcurrentTree<C, SharedSpace>;
+
+impl<C: Config> ConcurrentTree<C, SharedSpace>
+where
+    C::Layout: ConcurrentLayout,
+{
+    /// Creates an empty concurrent tree in `area`.
+    ///
+    /// From then on the area keeps segments that empty out, for reuse,
+    /// rather than destroying them (readers of other processes map
+    /// segments lazily, and a segment slot must never name two segments
+    /// in turn).
+    ///
+    /// # Errors
+    ///
+    /// [`ShmError::TooManyTrees`], [`ShmError::AreaFull`] for the tree's
+    /// header block, [`ShmError::AreaDestroyed`], or the area lock's
+    /// poison.
+    pub fn create_in(area: &Area) -> Result<Self, ShmError> {
+        let inner = &area.inner;
+        let order = ceil_log2(HEADER_BYTES.div_ceil(PAGE));
+        let header = inner.alloc_block(order)?;
+        // SAFETY: a block of the area this process maps, taken above and
+        // not yet shared: all zero is a fresh header.
+        unsafe {
+            inner.base().byte_add(header).write_bytes(0, PAGE << order);
+        }
+        let layouts = Self::object_layouts();
+        let made = (|| {
+            let lock = inner.lock()?;
+            inner.control().keeps_segments.store(1, Relaxed);
+            new_tree_slot(
+                inner,
+                &lock,
+                fingerprint::<C>(true),
+                &pool_specs(&layouts),
+                header as u64,
+            )
+        })();
+        let (index, generation) = match made {
+            Ok(made) => made,
+            Err(e) => {
+                let _ = inner.free_blocks([header]);
+                return Err(e);
+            }
+        };
+        // SAFETY: slot `index` now holds this tree, with its header at
+        // `header` and pools for `layouts`.
+        let space = unsafe { SharedSpace::open(area, index, generation, header, layouts) }?;
+        Ok(Self::in_space(space))
+    }
+
+    /// Opens the concurrent tree `handle` names in `area`, which another
+    /// process (or this one) created.
+    ///
+    /// # Errors
+    ///
+    /// [`ShmError::NoSuchTree`] when the handle names no live tree,
+    /// [`ShmError::ConfigMismatch`] naming the part of the configuration
+    /// that differs (a plain tree's `concurrency` is `none`), and
+    /// [`ShmError::TooManyHandles`].
+    pub fn attach(area: &Area, handle: TreeHandle) -> Result<Self, ShmError> {
+        let inner = &area.inner;
+        let index = handle.slot as usize;
+        // Under the area lock, so that the tree cannot be destroyed
+        // between the checks and the handle's registration.
+        let _lock = inner.lock()?;
+        if index >= inner.max_trees() {
+            return Err(ShmError::NoSuchTree { handle });
+        }
+        let slot = inner.tree_slot(index);
+        if slot.state.load(Acquire) != TREE_LIVE
+            || slot.generation.load(Acquire) != handle.generation
+        {
+            return Err(ShmError::NoSuchTree { handle });
+        }
+        check_fingerprint(slot, fingerprint::<C>(true))?;
+        let header = slot.root.load(Relaxed) as usize;
+        inner.sync_locked(&_lock)?;
+        // SAFETY: a live concurrent tree of this configuration (checked
+        // above), whose pools serve this type's layouts.
+        let space = unsafe {
+            SharedSpace::open(
+                area,
+                index,
+                handle.generation,
+                header,
+                Self::object_layouts(),
+            )
+        }?;
+        Ok(Self::in_space(space))
+    }
+
+    /// The handle another process attaches with, beside the area's.
+    pub fn handle(&self) -> TreeHandle {
+        TreeHandle {
+            slot: self.space.index() as u32,
+            generation: self.space.generation(),
+        }
+    }
+
+    /// The area the tree lives in.
+    pub fn area(&self) -> &Area {
+        self.space.area()
+    }
+
+    /// Inserts `value` under `key` and returns the value it replaced.
+    ///
+    /// # Errors
+    ///
+    /// [`ShmError::AreaFull`] or [`ShmError::TooLarge`] when the area has
+    /// no room for what the insert must build (nothing changed), and
+    /// [`ShmError::OwnerDied`] once a writer died holding a lock.
+    pub fn insert(&self, key: C::Key, value: ValueOf<C>) -> Result<Option<ValueOf<C>>, ShmError> {
+        self.upsert(key, |_| value)
+    }
+
+    /// Stores `f(old)` under `key`, as the local tree's
+    /// [`update_or_insert`](ConcurrentTree::update_or_insert).
+    ///
+    /// # Errors
+    ///
+    /// As [`insert`](Self::insert); `f` may have run.
+    pub fn update_or_insert(
+        &self,
+        key: C::Key,
+        f: impl FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>,
+    ) -> Result<Option<ValueOf<C>>, ShmError> {
+        self.upsert(key, f)
+    }
+
+    /// Removes `key` and returns its value.
+    ///
+    /// # Errors
+    ///
+    /// [`ShmError::OwnerDied`] once a writer died holding a lock.
+    pub fn remove(&self, key: C::Key) -> Result<Option<ValueOf<C>>, ShmError> {
+        self.remove_in(key)
+    }
+
+    /// Destroys the tree and gives all of its memory back to the area.
+    ///
+    /// # Errors
+    ///
+    /// [`ShmError::TreeInUse`] while another live process has it open
+    /// (the tree is left as it was), and [`ShmError::OwnerDied`] if a
+    /// writer died holding the allocation mutex: the tree is gone, and its
+    /// memory stays in the area until the area goes.
+    pub fn destroy(mut self) -> Result<(), ShmError> {
+        let inner = &self.space.area().inner;
+        {
+            let _lock = inner.lock()?;
+            let others = self.space.others();
+            if !others.is_empty() {
+                return Err(ShmError::TreeInUse { pids: others });
+            }
+            inner
+                .tree_slot(self.space.index())
+                .state
+                .store(TREE_FREE, Release);
+        }
+        self.reclaimer.abandon();
+        self.space.forget_handle();
+        // SAFETY: the tree left the directory under the area lock, and no
+        // other live process has a handle: none can reach it again.
+        unsafe { self.space.release_all() }
+    }
+}
+
+#[cfg(test)]
+mod tests;

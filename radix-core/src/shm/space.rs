@@ -1,0 +1,278 @@
+//! [`SharedSpace`]: the [`Space`] of a concurrent tree in an area.
+//!
+//! A slot holds a tagged *offset* from the area's base, as the plain
+//! shared tree's do (`memory.rs`), and resolving one is an add to the base
+//! this process reserved, after a check that this process maps the
+//! segment (`AreaInner::ensure_mapped`: one load of a local flag on the
+//! hot path). Nodes and cells come from the tree's pools in its slot of
+//! the control segment, one pool per node kind and one for cells, with the
+//! plain tree's leaf classes for anything else; the pools are the plain
+//! tree's, taken under the tree's allocation mutex ([`Header::alloc`]), a
+//! process-shared lock that poisons the tree if its holder dies.
+
+use core::alloc::Layout;
+use core::fmt;
+use core::ptr::NonNull;
+use core::sync::atomic::Ordering::Relaxed;
+
+use super::epochs::{HANDLES, Header, SharedTable};
+use super::lock::process_alive;
+use super::{Area, SharedMemory, ShmError};
+use crate::concurrent::space::{Anchor, Space, sealed};
+use crate::mem::{Memory, PoolSpec};
+
+/// Where a concurrent tree in an [`Area`] keeps its nodes: the area, seen
+/// from this process. Made by the tree's `create_in` and `attach`.
+pub struct SharedSpace {
+    area: Area,
+    /// The tree's slot in the control segment, and the slot's generation.
+    index: usize,
+    generation: u32,
+    header: NonNull<Header>,
+    /// The header's area offset.
+    header_offset: usize,
+    /// This handle's entry in the header's handle list.
+    handle: usize,
+    /// The layouts the tree's node pools serve, by pool.
+    pools: Vec<Layout>,
+    /// This process's pid, as node locks record it.
+    pid: u32,
+}
+
+// SAFETY: the header and the pools are atomics in shared memory, changed
+// under the header's process-shared mutex; the area is kept mapped by the
+// `Area` this value holds.
+unsafe impl Send for SharedSpace {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for SharedSpace {}
+
+impl SharedSpace {
+    /// The space of the tree in slot `index`, whose header is at
+    /// `header_offset`, registering a handle on it.
+    ///
+    /// # Safety
+    ///
+    /// The slot holds a live concurrent tree whose header is at
+    /// `header_offset`, and whose node pools serve `pools` in order.
+    pub(crate) unsafe fn open(
+        area: &Area,
+        index: usize,
+        generation: u32,
+        header_offset: usize,
+        pools: Vec<Layout>,
+    ) -> Result<Self, ShmError> {
+        let inner = &area.inner;
+        inner.ensure_mapped(header_offset);
+        // SAFETY: the caller's contract; the area maps it (above).
+        let header = unsafe { inner.base().byte_add(header_offset).cast::<Header>() };
+        let pid = inner.pid();
+        // SAFETY: as above.
+        let handles = unsafe { &header.as_ref().handles };
+        let handle = claim_handle(handles, pid).ok_or(ShmError::TooManyHandles { max: HANDLES })?;
+        Ok(Self {
+            area: area.clone(),
+            index,
+            generation,
+            header,
+            header_offset,
+            handle,
+            pools,
+            pid,
+        })
+    }
+
+    pub(crate) fn header(&self) -> &Header {
+        // SAFETY: a live tree's header, mapped while `area` is held.
+        unsafe { self.header.as_ref() }
+    }
+
+    pub(crate) fn area(&self) -> &Area {
+        &self.area
+    }
+
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    pub(crate) fn generation(&self) -> u32 {
+        self.generation
+    }
+
+    /// The pids of the other live processes with a handle on the tree
+    /// (a process may appear once per handle).
+    pub(crate) fn others(&self) -> Vec<u32> {
+        self.header()
+            .handles
+            .iter()
+            .enumerate()
+            .filter(|&(at, _)| at != self.handle)
+            .map(|(_, pid)| pid.load(Relaxed))
+            .filter(|&pid| pid != 0 && process_alive(pid))
+            .collect()
+    }
+
+    /// The tree's pools, with its allocation mutex held; `f`'s result.
+    fn with_memory<R>(&self, f: impl FnOnce(&mut SharedMemory) -> R) -> Result<R, ShmError> {
+        let _lock = self.header().alloc.lock(self.pid)?;
+        let inner = &self.area.inner;
+        // The pools' spans may lie in segments another process made since
+        // this one last looked; their headers are written below.
+        inner.sync()?;
+        // SAFETY: the slot is this live tree's, the area outlives the
+        // value, and the allocation mutex is the tree's write lock for
+        // its pools.
+        let mut memory = unsafe { SharedMemory::new(inner, inner.tree_slot(self.index)) };
+        Ok(f(&mut memory))
+    }
+
+    fn pool_of(&self, layout: Layout) -> Option<usize> {
+        self.pools.iter().position(|&l| l == layout)
+    }
+
+    /// Gives back every span and block of the tree, the header included.
+    ///
+    /// # Safety
+    ///
+    /// No process will reach the tree again.
+    pub(crate) unsafe fn release_all(&self) -> Result<(), ShmError> {
+        self.with_memory(|memory| {
+            // SAFETY: the caller's contract.
+            unsafe { memory.release_all() }
+        })?;
+        self.area.inner.free_blocks([self.header_offset])
+    }
+
+    /// Forgets this handle's entry, for a destroyed tree.
+    pub(crate) fn forget_handle(&mut self) {
+        self.handle = usize::MAX;
+    }
+}
+
+/// Claims a free entry of `handles` for `pid`, taking back those of dead
+/// processes if none is free.
+fn claim_handle(handles: &[core::sync::atomic::AtomicU32], pid: u32) -> Option<usize> {
+    for pass in 0..2 {
+        for (at, entry) in handles.iter().enumerate() {
+            let holder = entry.load(Relaxed);
+            let free = holder == 0 || (pass == 1 && !process_alive(holder));
+            if free
+                && entry
+                    .compare_exchange(holder, pid, Relaxed, Relaxed)
+                    .is_ok()
+            {
+                return Some(at);
+            }
+        }
+    }
+    None
+}
+
+impl Drop for SharedSpace {
+    fn drop(&mut self) {
+        if let Some(entry) = self.header_handles_entry() {
+            entry.store(0, Relaxed);
+        }
+    }
+}
+
+impl SharedSpace {
+    fn header_handles_entry(&self) -> Option<&core::sync::atomic::AtomicU32> {
+        self.header().handles.get(self.handle)
+    }
+}
+
+impl fmt::Debug for SharedSpace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedSpace")
+            .field("area", &self.area.handle().to_string())
+            .field("tree_slot", &self.index)
+            .finish_non_exhaustive()
+    }
+}
+
+impl sealed::Sealed for SharedSpace {}
+
+// SAFETY: nodes and cells are disjoint objects of the tree's pools (or
+// leaf classes), handed out once until freed, in segments every process
+// maps at their offset; `word` subtracts and `resolve` adds the same
+// page-aligned base, so the tag bits pass through, and the address
+// `resolve` returns is derived from the reservation's base pointer.
+unsafe impl Space for SharedSpace {
+    type Error = ShmError;
+    type Table = SharedTable;
+    const OWNS_TREE: bool = false;
+
+    #[inline(always)]
+    fn anchor(&self) -> &Anchor {
+        &self.header().anchor
+    }
+
+    fn table(&self) -> SharedTable {
+        // SAFETY: the header is this live tree's, inside the area.
+        unsafe { SharedTable::new(self.area.clone(), self.header) }
+    }
+
+    #[inline(always)]
+    fn holder(&self) -> u32 {
+        self.pid
+    }
+
+    fn alive(&self, pid: u32) -> bool {
+        process_alive(pid)
+    }
+
+    fn owner_died(&self, pid: u32) -> ShmError {
+        ShmError::OwnerDied { pid }
+    }
+
+    #[inline(always)]
+    fn resolve(&self, word: *mut u8) -> *mut u8 {
+        let inner = &self.area.inner;
+        inner.ensure_mapped(word.addr());
+        inner.base().as_ptr().wrapping_byte_add(word.addr())
+    }
+
+    #[inline(always)]
+    fn word(&self, addr: *mut u8) -> *mut u8 {
+        let base = self.area.inner.base().as_ptr();
+        core::ptr::without_provenance_mut(addr.addr() - base.addr())
+    }
+
+    fn alloc(&self, layout: Layout) -> Result<NonNull<u8>, ShmError> {
+        let pool = self.pool_of(layout);
+        self.with_memory(|memory| match pool {
+            Some(pool) => {
+                memory.reserve_nodes(pool, 1)?;
+                Ok(memory.alloc_node(pool))
+            }
+            None => memory.alloc_leaf(layout),
+        })?
+    }
+
+    unsafe fn free(&self, addr: NonNull<u8>, layout: Layout) {
+        let pool = self.pool_of(layout);
+        // A poisoned mutex leaves the object allocated: a leak until the
+        // tree is destroyed, never a fault.
+        let _ = self.with_memory(|memory| match pool {
+            // SAFETY: the caller's contract: this pool handed it out.
+            Some(pool) => unsafe { memory.free_node(pool, addr) },
+            // SAFETY: as above, a leaf class or large block of `layout`.
+            None => unsafe { memory.free_leaf(addr, layout) },
+        });
+    }
+
+    fn bytes(&self) -> usize {
+        self.area.memory_usage()
+    }
+}
+
+/// The pool specs of a concurrent tree whose objects have `layouts`.
+pub(crate) fn pool_specs(layouts: &[Layout]) -> Vec<PoolSpec> {
+    layouts
+        .iter()
+        .map(|l| PoolSpec {
+            size: l.size(),
+            align: l.align(),
+        })
+        .collect()
+}
