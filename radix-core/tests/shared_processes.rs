@@ -340,7 +340,7 @@ fn attach_errors_are_typed() {
     match Area::attach(&area.handle()) {
         Err(ShmError::VersionMismatch {
             found: 99,
-            expected: 2,
+            expected: 3,
             ..
         }) => {}
         other => panic!("{other:?}"),
