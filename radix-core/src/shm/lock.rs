@@ -30,6 +30,7 @@ use core::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use std::time::Duration;
 
 use rustix::io::Errno;
+#[cfg(not(miri))]
 use rustix::thread::futex;
 
 use super::ShmError;
@@ -72,6 +73,19 @@ pub(crate) fn process_alive(pid: u32) -> bool {
 
 /// Sleeps on `word` while it holds `expected`, for at most one slice.
 /// Returns whether the slice ran out (rather than a wake or a change).
+///
+/// Under Miri, which does not model this crate's futex calls, a waiter
+/// yields instead, and never times out (so it never asks whether a holder
+/// runs, which Miri cannot answer either).
+#[cfg(miri)]
+fn wait_slice(_word: &AtomicU32, _expected: u32) -> bool {
+    std::thread::yield_now();
+    false
+}
+
+/// Sleeps on `word` while it holds `expected`, for at most one slice.
+/// Returns whether the slice ran out (rather than a wake or a change).
+#[cfg(not(miri))]
 fn wait_slice(word: &AtomicU32, expected: u32) -> bool {
     let timeout = futex::Timespec {
         tv_sec: 0,
@@ -91,6 +105,9 @@ fn wait_on(word: &AtomicU32, waiters: &AtomicU32, expected: u32) -> bool {
 
 /// Wakes every waiter on `word`.
 fn wake_all(word: &AtomicU32) {
+    #[cfg(miri)]
+    let _ = word; // Waiters yield; there is nothing to wake.
+    #[cfg(not(miri))]
     // Nothing useful can be done if the wake fails: waiters time out and
     // look again.
     let _ = futex::wake(word, futex::Flags::empty(), i32::MAX as u32);
