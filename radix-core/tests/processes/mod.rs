@@ -146,3 +146,18 @@ pub fn run(tests: &[(&str, fn())]) -> ExitCode {
         ExitCode::FAILURE
     }
 }
+
+/// Waits for a reader child, which reports "N reads (or passes), M while
+/// the parent was writing, ...", and checks that it succeeded and that
+/// some of its reads overlapped the writer. Its report.
+pub fn wait_for_reader(child: Child) -> String {
+    let (ok, out, err) = wait(child, Duration::from_secs(60));
+    assert!(ok, "a reader failed:\n{err}");
+    let partial: u64 = out
+        .split(", ")
+        .nth(1)
+        .and_then(|p| p.split(' ').next()?.parse().ok())
+        .expect("the reader's report");
+    assert!(partial > 0, "a reader never overlapped the writer: {out}");
+    out
+}
