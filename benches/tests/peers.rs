@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use benches::alloc::CountingAlloc;
 use benches::peers::{
-    self, DeadTidSet, RT_IMPLS, RT128_IMPLS, RTC_IMPLS, Rt128Visitor, RtMap, RtVisitor, TS_IMPLS,
-    TsVisitor, visit_rt, visit_rt128, visit_ts,
+    self, ConcurrentMap, DeadTidSet, RT_IMPLS, RT128_IMPLS, RTC_IMPLS, Rt128Visitor, RtMap,
+    RtVisitor, TS_IMPLS, TsVisitor, visit_rt, visit_rt128, visit_ts,
 };
 use benches::report::Rows;
 use benches::runner::{RunOptions, run_case};
@@ -350,8 +350,9 @@ fn project_shared_runs_on_every_workload_when_named() {
         impls: Some(vec!["project".into(), "project-shared".into()]),
         ..RunOptions::default()
     };
-    // RT-7's family (u128 keys), RT-C's (maps shared by threads) and the
-    // SET families have no shared structure.
+    // RT-7's family (u128 keys) and the SET families have no shared
+    // structure; RT-C's, which has no shared ÷ local line, runs by default
+    // and is checked in `rtc_peers_find_every_tid_beside_writers`.
     for spec in DEFAULT_WORKLOADS
         .iter()
         .filter(|&&id| id != "RT-7" && id != "RT-C" && !id.starts_with("SET-"))
@@ -387,7 +388,7 @@ fn project_shared_runs_by_default_only_where_it_is_compared() {
         assert_eq!(selected[0], "project");
         assert_eq!(
             selected.contains(&"project-shared"),
-            ["RT-1", "RT-2", "TS-2", "TS-4"].contains(&spec),
+            ["RT-1", "RT-2", "TS-2", "TS-4", "RT-C"].contains(&spec),
             "{spec}"
         );
     }
@@ -483,6 +484,23 @@ fn shared_structures_leave_no_shared_memory() {
     let area = set.area_handle().to_string();
     assert!(!shm_objects(&area).is_empty(), "{area} is not in /dev/shm");
     drop(set);
+    assert_eq!(shm_objects(&area), Vec::<String>::new());
+
+    // RT-C's: the concurrent tree, written and read by another thread.
+    let map = peers::concurrent::ProjectConcurrentShared::new();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for k in 0..100_000u64 {
+                map.insert(k * 7, k, &());
+            }
+        });
+    });
+    assert_eq!(map.get(7 * 99_999, &()), Some(99_999));
+    assert!(map.remove(7, &()));
+    let area = map.area_handle().to_string();
+    assert!(!shm_objects(&area).is_empty(), "{area} is not in /dev/shm");
+    assert!(map.own_memory().unwrap() >= 1 << 20);
+    drop(map);
     assert_eq!(shm_objects(&area), Vec::<String>::new());
 }
 

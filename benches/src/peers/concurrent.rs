@@ -4,6 +4,10 @@
 //! - `project`: the project's concurrent tree ([`RtcTree`], declared with
 //!   `concurrency: rowex`), whose readers take no lock and whose every
 //!   call pins its own epoch;
+//! - `project-shared`: the same tree in POSIX shared memory
+//!   ([`RtcSharedTree`], declared `memory: shared`), in an [`Area`] of its
+//!   own that the threads of this process share through one handle: the
+//!   same lock-free reads, writes that can fail (`Result<_, ShmError>`);
 //! - `project-full`: the same tree with full path compression
 //!   ([`RtcTreeFull`]), whose readers' paths the writers' far keys
 //!   lengthen by one node instead of three;
@@ -18,9 +22,11 @@
 //!   a lock held across a run would let a reader shut writers out for the
 //!   run, which is not how a map behind a lock is shared.
 //!
-//! Memory is the project tree's own account, and the counting
-//! allocator's figure for the others; the epoch-based maps settle their
-//! reclamation first (see [`ConcurrentMap::quiesce`]).
+//! Memory is the project tree's own account (for `project-shared`, the
+//! total size of its area's segments, [`Area::memory_usage`], as on the
+//! RT and TS workloads), and the counting allocator's figure for the
+//! others; the epoch-based maps settle their reclamation first (see
+//! [`ConcurrentMap::quiesce`]).
 
 use std::collections::BTreeMap;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -29,10 +35,11 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 // collector: the one this crate's `crossbeam_epoch::pin` flushes.
 use ::congee::Congee;
 use crossbeam_skiplist::SkipMap;
+use radix_core::shm::{Area, AreaHandle, AreaOptions};
 use scc::TreeIndex;
 
 use super::project::ProjectTree;
-use super::{ConcurrentMap, RtMap};
+use super::{ConcurrentMap, RtMap, shared};
 use crate::alloc::settle;
 
 radix_core::radix_tree! {
@@ -141,6 +148,99 @@ project_concurrent!(
     ProjectConcurrentFull(RtcTreeFull),
     "project-full"
 );
+
+radix_core::radix_tree! {
+    /// [`RtcTree`] in shared memory: `u64 -> u64`, the default layout and
+    /// size classes, `concurrency: rowex`, `memory: shared`.
+    pub struct RtcSharedTree { key: u64, value: u64, memory: shared, concurrency: rowex }
+}
+
+/// The first data segment of `project-shared`'s area in RT-C: room for
+/// RT-2's tree (10 MB at full size) and two writers' churn (their 131,072
+/// keys, and the nodes they retire until reclaimed) in one segment. The
+/// area has no size limit: later segments double, up to 256 MiB each, for
+/// a `--scale` above 1.
+pub const RTC_SHARED_SEGMENT: usize = 16 << 20;
+
+/// [`RtcSharedTree`] in a POSIX shared-memory area of its own, as a
+/// [`ConcurrentMap`]: `project-shared`. Every thread uses the one handle
+/// (the tree is `Sync`), as the threads of one attached process would.
+/// Dropping it destroys the tree and unlinks the area, so no
+/// `/dev/shm/radix-*` object outlives a measurement.
+pub struct ProjectConcurrentShared {
+    /// `None` only while dropping.
+    tree: Option<RtcSharedTree>,
+}
+
+impl ProjectConcurrentShared {
+    #[inline(always)]
+    fn tree(&self) -> &RtcSharedTree {
+        self.tree.as_ref().expect("the tree lives until drop")
+    }
+
+    /// The handle of the area the tree lives in; its shared-memory objects
+    /// are named after it.
+    pub fn area_handle(&self) -> AreaHandle {
+        self.tree().area().handle()
+    }
+}
+
+impl ConcurrentMap for ProjectConcurrentShared {
+    const NAME: &'static str = shared::NAME;
+    type Guard = ();
+
+    fn new() -> Self {
+        let options = AreaOptions::default().init_segment_size(RTC_SHARED_SEGMENT);
+        let area = Area::create(options)
+            .unwrap_or_else(|e| panic!("cannot create a shared-memory area: {e}"));
+        let tree = RtcSharedTree::create_in(&area)
+            .unwrap_or_else(|e| panic!("cannot create a shared concurrent tree: {e}"));
+        Self { tree: Some(tree) }
+    }
+
+    #[inline]
+    fn guard(&self) -> Self::Guard {}
+
+    #[inline]
+    fn insert(&self, key: u64, value: u64, _guard: &()) {
+        if let Err(e) = self.tree().insert(key, value) {
+            panic!("shared insert failed: {e}");
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, key: u64, _guard: &()) -> Option<u64> {
+        self.tree().get(key)
+    }
+
+    #[inline]
+    fn remove(&self, key: u64, _guard: &()) -> bool {
+        match self.tree().remove(key) {
+            Ok(old) => old.is_some(),
+            Err(e) => panic!("shared remove failed: {e}"),
+        }
+    }
+
+    /// The tree's `memory_usage()`, which for a shared tree is its area's
+    /// [`Area::memory_usage`]: the total size of the area's segments.
+    fn own_memory(&self) -> Option<usize> {
+        Some(self.tree().memory_usage())
+    }
+}
+
+impl Drop for ProjectConcurrentShared {
+    /// Destroys the tree; its area (whose last handle the tree held) goes
+    /// with it, unlinking every shared-memory object.
+    fn drop(&mut self) {
+        if let Some(tree) = self.tree.take()
+            && let Err(e) = tree.destroy()
+        {
+            // Only a poisoned tree fails; its area is still unlinked when
+            // the tree's handle drops here.
+            eprintln!("project-shared: destroying the tree failed: {e}");
+        }
+    }
+}
 
 /// congee's `Congee<usize, usize>` (`u64` keys and values on 64-bit
 /// targets).

@@ -66,10 +66,11 @@ pub const RT128_IMPLS: [&str; 4] = [
 ];
 
 /// Every RT-C structure's name, in report order: the project's concurrent
-/// tree (uncompressed, then fully compressed), its plain tree behind a lock,
-/// then the peers WORKLOADS.md names.
-pub const RTC_IMPLS: [&str; 7] = [
+/// tree (uncompressed, then in shared memory, then fully compressed), its
+/// plain tree behind a lock, then the peers WORKLOADS.md names.
+pub const RTC_IMPLS: [&str; 8] = [
     concurrent::ProjectConcurrent::NAME,
+    concurrent::ProjectConcurrentShared::NAME,
     concurrent::ProjectConcurrentFull::NAME,
     concurrent::ProjectRwLock::NAME,
     concurrent::CongeeConcurrent::NAME,
@@ -109,15 +110,15 @@ pub const SET_KEY_IMPLS: [&str; 4] = [
 /// The workloads a structure runs on when no `--impls` names it: every
 /// RT or TS workload of its family, except `project-shared`, which runs by
 /// default only where it is compared with the local project (RT-1, RT-2,
-/// TS-2, TS-4), so that the default run is not longer by a copy of the
-/// project on every workload. Named explicitly, every structure runs on
-/// every workload of its family.
+/// TS-2, TS-4, and every row of RT-C, as `project` does), so that the
+/// default run is not longer by a copy of the project on every workload.
+/// Named explicitly, every structure runs on every workload of its family.
 pub fn runs_by_default(name: &str, workload: &str) -> bool {
-    name != shared::NAME || SHARED_DEFAULT_WORKLOADS.contains(&workload)
+    name != shared::NAME || workload == "RT-C" || SHARED_DEFAULT_WORKLOADS.contains(&workload)
 }
 
-/// The workloads `project-shared` runs on by default; see
-/// [`runs_by_default`].
+/// The RT and TS workloads `project-shared` runs on by default (it also
+/// runs on RT-C's every row); see [`runs_by_default`].
 pub const SHARED_DEFAULT_WORKLOADS: [&str; 4] = ["RT-1", "RT-2", "TS-2", "TS-4"];
 
 /// Work to do with one RT structure type, chosen at run time by name
@@ -229,6 +230,9 @@ pub fn visit_rt128<V: Rt128Visitor>(name: &str, visitor: V) -> Option<V::Output>
 pub fn visit_rtc<V: RtcVisitor>(name: &str, visitor: V) -> Option<V::Output> {
     Some(match name {
         concurrent::ProjectConcurrent::NAME => visitor.visit::<concurrent::ProjectConcurrent>(),
+        concurrent::ProjectConcurrentShared::NAME => {
+            visitor.visit::<concurrent::ProjectConcurrentShared>()
+        }
         concurrent::ProjectConcurrentFull::NAME => {
             visitor.visit::<concurrent::ProjectConcurrentFull>()
         }
