@@ -954,7 +954,12 @@ ROWEX_OP = 11
 RUN_INSERT, RUN_UPDATE, RUN_REMOVE = range(3)
 INTERLEAVED, NODES, HALVES = range(3)
 R_DRAIN, R_DROP = range(2)
-R_WORDS, R_FULL_WORDS, R_LEAF = range(3)  # the target's trees, in order
+# The target's trees, in order: three on the heap, then two in areas (the
+# second limited to 128 KiB).
+R_WORDS, R_FULL_WORDS, R_LEAF, R_SHARED_WORDS, R_SHARED_PAIRS = range(5)
+# run_step: 224 + 15 -> 2^120 for u128 keys, 2^56 for u64 keys (15 % 8 =
+# 7): each key in a subtree of its own below the root.
+STEP_TOP = 224 + 15
 
 # A RowexOp is written by a callable taking the encoder; r_step() puts one
 # in the input's step list, threads() in a writer's list. Keys are KeyPicks
@@ -1207,6 +1212,46 @@ def rowex_seeds():
             first, second)
     r_step(e, r_iterate(0x5A5A_5A5A_5A5A_5A5A))
     seeds["sparse"] = e
+
+    # The shared trees: keys each in a subtree of their own fill the
+    # limited area (a chain of nodes per key, sixteen levels deep), then
+    # updates (a leaf value's new cell) and inserts are refused, removes
+    # make room; writers in separate subtrees of the limited tree grow
+    # past its limit beside a reader, and in shared last-level nodes of
+    # the unlimited one. Once uncompressed and once fully compressed
+    # (prefixes and lazy leaves, built and refused in the area).
+    for name, compression in (("shared_areas", NONE), ("shared_areas_full", FULL)):
+        e = rowex_input(compression, R_DRAIN, [0x5000, 1 << 70, 2**64 - 2**12])
+        r_step(
+            e,
+            r_run(RUN_INSERT, raw, [0x0102_0304_0506_0708], 250, STEP_TOP, value=1),
+            r_run(RUN_UPDATE, raw, [0x0102_0304_0506_0708], 250, STEP_TOP, value=2),
+            r_insert(any_key(near_max, 0), 3),
+            r_pinned(any_key(small, 7), 4),
+            r_ends,
+            r_run(RUN_REMOVE, raw, [0x0102_0304_0506_0708], 120, STEP_TOP),
+            r_run(RUN_INSERT, clustered, [0, 0], 300, 0, value=5),
+            r_iterate(0x0F0F_0F0F_0F0F_0F0F),
+        )
+        first = [
+            r_run(RUN_INSERT, raw, [0x1111], 100, STEP_TOP, value=6),
+            r_run(RUN_UPDATE, raw, [0x1111], 100, STEP_TOP, value=7),
+            r_range(pick_unbounded, pick_included(existing(30)), 0x3C3C),
+            r_run(RUN_REMOVE, raw, [0x1111], 90, STEP_TOP),
+            r_insert(any_key(clustered, 1, 9), 8),
+        ]
+        second = [
+            r_run(RUN_INSERT, clustered, [2, 0], 300, 0, value=9),
+            r_update(existing(5), 10),
+            r_get_each(existing(0), existing(50), near(60, 1)),
+            r_run(RUN_REMOVE, clustered, [2, 0], 280, 0),
+            r_seek(existing(3)),
+        ]
+        rd = reader(0x9999, pick_unbounded, pick_unbounded, 4)
+        threads(e, R_SHARED_PAIRS, HALVES, rd, first, second)
+        threads(e, R_SHARED_WORDS, INTERLEAVED, rd, second, first)
+        r_step(e, r_iterate(0x5555), r_ends)
+        seeds[name] = e
 
     return seeds
 

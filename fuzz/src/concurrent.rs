@@ -5,7 +5,28 @@
 //!
 //! A concurrent tree has no `clear`, `verify`, `get_mut` or map API, so it
 //! does not implement [`FuzzMap`](crate::FuzzMap); its operations are
-//! [`RowexOp`]s, and each tree is a [`RowexSubject`] made by [`subject`].
+//! [`RowexOp`]s, and each tree is a [`RowexSubject`] made by [`subject`]
+//! (on the heap) or [`shared_subject`] (in shared memory).
+//!
+//! **Shared trees** ([`SharedConcurrentTree`], `memory: shared` with
+//! `concurrency: rowex`) get the same steps and checks, each in a
+//! heap-backed area of its own ([`RowexSpace`] says what differs). Their
+//! writes return `Result`s. In an area without a limit, sized well above
+//! what the caps let an input build, every write must succeed. In a
+//! limited one ([`SMALL_AREA`]) an insert or update may be refused, only
+//! with [`ShmError::AreaFull`] (an update's closure run at most once, on
+//! the old value), and must then change nothing: the model keeps the
+//! key's old value, the key is read back at once, and after a sequential
+//! step with a refusal (the first [`REFUSAL_WALKS`] of an input) the
+//! whole tree is walked and compared. A removal
+//! needs no memory and is never refused. The area must never pass its
+//! limit. In a threaded step the second writer and the reader read and
+//! write through handles of their own (`attach`), as other processes
+//! would. At the end the tree is drained or not, then destroyed (a second
+//! handle must then find it gone) and its area dropped. Retired nodes
+//! count against the limit until their epoch expires (the reclaimer
+//! frees them in batches of 1024 per thread), so a drained tree may still
+//! be refused: no insert is expected to succeed after a refusal.
 //!
 //! **Sequential steps** ([`RowexStep::Op`]) go to every tree, each with
 //! its own model (the trees' key widths differ), and every result is
@@ -40,7 +61,9 @@
 //! be the union of the writers' and the stable models, walked in full,
 //! with `len()` its size.
 //!
-//! **Costs** are capped so that an input takes milliseconds: at most
+//! **Costs** are capped so that an input takes milliseconds (the shared
+//! trees add the creation of their areas, which zeroes their whole
+//! reservations: see [`UNLIMITED_SEGMENTS`]): at most
 //! [`MAX_STEPS`] steps, [`MAX_THREAD_PHASES`] threaded steps (later ones
 //! are skipped), [`MAX_THREAD_OPS`] operations per writer, runs of up to
 //! [`MAX_RUN`] keys within [`RUN_BUDGET`] run keys per tree, new keys only
@@ -51,14 +74,16 @@
 //! their own (a run with a step of 256) costs a seek per key.
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
 use std::fmt;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Barrier;
+use std::sync::{Barrier, OnceLock};
 use std::thread;
 
 use arbitrary::Arbitrary;
-use radix_core::concurrent::{ConcurrentLayout, ConcurrentTree, ReadPin};
+use radix_core::concurrent::{ConcurrentLayout, ConcurrentTree, LocalSpace, ReadPin, Space};
+use radix_core::shm::{Area, AreaOptions, Backing, SharedConcurrentTree, SharedSpace, ShmError};
 use radix_core::Config;
 
 use crate::harness::same;
@@ -120,12 +145,12 @@ impl<C> RowexConfig for C where
 /// the same type), with the lookups that need a `Copy` value.
 pub trait RowexValue: ModelValue + Send + Sync {
     /// `tree.get(key)`, or `None` if the value is not `Copy`.
-    fn get<C>(tree: &ConcurrentTree<C>, key: C::Key) -> Option<Option<Self>>
+    fn get<C, S: Space>(tree: &ConcurrentTree<C, S>, key: C::Key) -> Option<Option<Self>>
     where
         C: Config<Layout: ConcurrentLayout<Value = Self>>;
 
     /// `pin.get(key)`, or `None` if the value is not `Copy`.
-    fn pin_get<C>(pin: &ReadPin<'_, C>, key: C::Key) -> Option<Option<Self>>
+    fn pin_get<C, S: Space>(pin: &ReadPin<'_, C, S>, key: C::Key) -> Option<Option<Self>>
     where
         C: Config<Layout: ConcurrentLayout<Value = Self>>;
 
@@ -133,66 +158,75 @@ pub trait RowexValue: ModelValue + Send + Sync {
     /// `(position, key, value)` in the order `found` was called; or
     /// `None` if the value is not `Copy`.
     #[allow(clippy::type_complexity)]
-    fn get_each<C>(
-        tree: &ConcurrentTree<C>,
+    fn get_each<C, S: Space>(
+        tree: &ConcurrentTree<C, S>,
         keys: &[C::Key],
     ) -> Option<Vec<(usize, C::Key, Option<Self>)>>
     where
         C: Config<Layout: ConcurrentLayout<Value = Self>>;
 }
 
-impl RowexValue for u64 {
-    fn get<C>(tree: &ConcurrentTree<C>, key: C::Key) -> Option<Option<u64>>
-    where
-        C: Config<Layout: ConcurrentLayout<Value = u64>>,
-    {
-        Some(tree.get(key))
-    }
+/// Implements [`RowexValue`] for `Copy` values: every lookup exists.
+macro_rules! copy_rowex_value {
+    ($($value:ty),*) => {$(
+        impl RowexValue for $value {
+            fn get<C, S: Space>(tree: &ConcurrentTree<C, S>, key: C::Key) -> Option<Option<Self>>
+            where
+                C: Config<Layout: ConcurrentLayout<Value = Self>>,
+            {
+                Some(tree.get(key))
+            }
 
-    fn pin_get<C>(pin: &ReadPin<'_, C>, key: C::Key) -> Option<Option<u64>>
-    where
-        C: Config<Layout: ConcurrentLayout<Value = u64>>,
-    {
-        Some(pin.get(key))
-    }
+            fn pin_get<C, S: Space>(pin: &ReadPin<'_, C, S>, key: C::Key) -> Option<Option<Self>>
+            where
+                C: Config<Layout: ConcurrentLayout<Value = Self>>,
+            {
+                Some(pin.get(key))
+            }
 
-    fn get_each<C>(
-        tree: &ConcurrentTree<C>,
-        keys: &[C::Key],
-    ) -> Option<Vec<(usize, C::Key, Option<u64>)>>
-    where
-        C: Config<Layout: ConcurrentLayout<Value = u64>>,
-    {
-        let items: Vec<(usize, C::Key)> = keys.iter().copied().enumerate().collect();
-        let mut found = Vec::with_capacity(items.len());
-        tree.get_each(
-            &items,
-            |&(_, key)| key,
-            |&(i, key), value| {
-                found.push((i, key, value));
-            },
-        );
-        Some(found)
-    }
+            fn get_each<C, S: Space>(
+                tree: &ConcurrentTree<C, S>,
+                keys: &[C::Key],
+            ) -> Option<Vec<(usize, C::Key, Option<Self>)>>
+            where
+                C: Config<Layout: ConcurrentLayout<Value = Self>>,
+            {
+                let items: Vec<(usize, C::Key)> = keys.iter().copied().enumerate().collect();
+                let mut found = Vec::with_capacity(items.len());
+                tree.get_each(
+                    &items,
+                    |&(_, key)| key,
+                    |&(i, key), value| {
+                        found.push((i, key, value));
+                    },
+                );
+                Some(found)
+            }
+        }
+    )*};
 }
 
+// `u64` for words in the slot, `[u64; 2]` for leaves in shared memory
+// (plain bytes, as a shared tree requires).
+copy_rowex_value!(u64, [u64; 2]);
+
 impl RowexValue for Vec<u8> {
-    fn get<C>(_: &ConcurrentTree<C>, _: C::Key) -> Option<Option<Vec<u8>>>
+    fn get<C, S: Space>(_: &ConcurrentTree<C, S>, _: C::Key) -> Option<Option<Vec<u8>>>
     where
         C: Config<Layout: ConcurrentLayout<Value = Vec<u8>>>,
     {
         None
     }
 
-    fn pin_get<C>(_: &ReadPin<'_, C>, _: C::Key) -> Option<Option<Vec<u8>>>
+    fn pin_get<C, S: Space>(_: &ReadPin<'_, C, S>, _: C::Key) -> Option<Option<Vec<u8>>>
     where
         C: Config<Layout: ConcurrentLayout<Value = Vec<u8>>>,
     {
         None
     }
 
-    fn get_each<C>(
-        _: &ConcurrentTree<C>,
+    fn get_each<C, S: Space>(
+        _: &ConcurrentTree<C, S>,
         _: &[C::Key],
     ) -> Option<Vec<(usize, C::Key, Option<Vec<u8>>)>>
     where
@@ -201,6 +235,169 @@ impl RowexValue for Vec<u8> {
         None
     }
 }
+
+/// Where a harness tree lives, and what its writes return: the process
+/// heap ([`LocalSpace`]), whose writes cannot fail, or a heap-backed
+/// area ([`SharedSpace`]), whose inserts a limited area may refuse.
+pub trait RowexSpace: Space + Sized {
+    /// `tree.insert(key, value)`.
+    fn insert<C: RowexConfig>(
+        tree: &ConcurrentTree<C, Self>,
+        key: C::Key,
+        value: Val<C>,
+    ) -> Result<Option<Val<C>>, Self::Error>;
+
+    /// `tree.update_or_insert(key, f)`.
+    fn update_or_insert<C: RowexConfig>(
+        tree: &ConcurrentTree<C, Self>,
+        key: C::Key,
+        f: impl FnOnce(Option<&Val<C>>) -> Val<C>,
+    ) -> Result<Option<Val<C>>, Self::Error>;
+
+    /// `tree.remove(key)`.
+    fn remove<C: RowexConfig>(
+        tree: &ConcurrentTree<C, Self>,
+        key: C::Key,
+    ) -> Result<Option<Val<C>>, Self::Error>;
+
+    /// Whether `error` says the area is full: the one refusal a limited
+    /// area may make.
+    fn is_full(error: &Self::Error) -> bool;
+
+    /// A second handle on the tree, as another process would open it, for
+    /// a thread of a threaded step; `None` where trees have no handles.
+    fn attach<C: RowexConfig>(tree: &ConcurrentTree<C, Self>) -> Option<ConcurrentTree<C, Self>>;
+
+    /// Checks what the space promises beside the tree, an area that stays
+    /// within its limit; the bytes the area holds (0 for the heap).
+    fn check_space<C: RowexConfig>(tree: &ConcurrentTree<C, Self>, what: &dyn fmt::Debug) -> usize;
+
+    /// Ends the tree for good: a local tree is dropped; a shared one is
+    /// destroyed (a second handle must then find it gone) and its area
+    /// dropped with it, so that nothing stays allocated.
+    fn end<C: RowexConfig>(tree: ConcurrentTree<C, Self>, what: &dyn fmt::Debug);
+}
+
+impl RowexSpace for LocalSpace {
+    fn insert<C: RowexConfig>(
+        tree: &ConcurrentTree<C>,
+        key: C::Key,
+        value: Val<C>,
+    ) -> Result<Option<Val<C>>, Infallible> {
+        Ok(tree.insert(key, value))
+    }
+
+    fn update_or_insert<C: RowexConfig>(
+        tree: &ConcurrentTree<C>,
+        key: C::Key,
+        f: impl FnOnce(Option<&Val<C>>) -> Val<C>,
+    ) -> Result<Option<Val<C>>, Infallible> {
+        Ok(tree.update_or_insert(key, f))
+    }
+
+    fn remove<C: RowexConfig>(
+        tree: &ConcurrentTree<C>,
+        key: C::Key,
+    ) -> Result<Option<Val<C>>, Infallible> {
+        Ok(tree.remove(key))
+    }
+
+    fn is_full(error: &Infallible) -> bool {
+        match *error {}
+    }
+
+    fn attach<C: RowexConfig>(_: &ConcurrentTree<C>) -> Option<ConcurrentTree<C>> {
+        None
+    }
+
+    fn check_space<C: RowexConfig>(_: &ConcurrentTree<C>, _: &dyn fmt::Debug) -> usize {
+        0
+    }
+
+    fn end<C: RowexConfig>(tree: ConcurrentTree<C>, _: &dyn fmt::Debug) {
+        drop(tree);
+    }
+}
+
+impl RowexSpace for SharedSpace {
+    fn insert<C: RowexConfig>(
+        tree: &SharedConcurrentTree<C>,
+        key: C::Key,
+        value: Val<C>,
+    ) -> Result<Option<Val<C>>, ShmError> {
+        tree.insert(key, value)
+    }
+
+    fn update_or_insert<C: RowexConfig>(
+        tree: &SharedConcurrentTree<C>,
+        key: C::Key,
+        f: impl FnOnce(Option<&Val<C>>) -> Val<C>,
+    ) -> Result<Option<Val<C>>, ShmError> {
+        tree.update_or_insert(key, f)
+    }
+
+    fn remove<C: RowexConfig>(
+        tree: &SharedConcurrentTree<C>,
+        key: C::Key,
+    ) -> Result<Option<Val<C>>, ShmError> {
+        tree.remove(key)
+    }
+
+    fn is_full(error: &ShmError) -> bool {
+        matches!(error, ShmError::AreaFull { .. })
+    }
+
+    fn attach<C: RowexConfig>(tree: &SharedConcurrentTree<C>) -> Option<SharedConcurrentTree<C>> {
+        let other = SharedConcurrentTree::attach(tree.area(), tree.handle());
+        Some(other.unwrap_or_else(|e| panic!("attaching a second handle: {e}")))
+    }
+
+    fn check_space<C: RowexConfig>(tree: &SharedConcurrentTree<C>, what: &dyn fmt::Debug) -> usize {
+        let area = tree.area();
+        let used = area.memory_usage();
+        if let Some(limit) = area.size_limit() {
+            assert!(
+                used <= limit,
+                "{what:?}: the area holds {used} bytes, past its limit {limit}"
+            );
+        }
+        used
+    }
+
+    fn end<C: RowexConfig>(tree: SharedConcurrentTree<C>, what: &dyn fmt::Debug) {
+        Self::check_space(&tree, what);
+        let area = tree.area().clone();
+        let handle = tree.handle();
+        tree.destroy()
+            .unwrap_or_else(|e| panic!("{what:?}: destroy(): {e}"));
+        match SharedConcurrentTree::<C>::attach(&area, handle) {
+            Err(ShmError::NoSuchTree { .. }) => {}
+            Err(e) => panic!("{what:?}: attaching a destroyed tree: {e}"),
+            Ok(_) => panic!("{what:?}: a destroyed tree can be attached"),
+        }
+        // The last handle on the area: its memory goes with it.
+        drop(area);
+    }
+}
+
+/// The area options of a shared subject: heap-backed, one tree, up to
+/// `max_segments` data segments from `first` bytes up to 256 KiB (the
+/// least largest segment an area may have). A heap-backed area allocates
+/// its whole reservation, `(max_segments + 1) * 256 KiB`, and zeroes it
+/// (every page touched) when it is created, once per execution here: at
+/// about 0.35 ms a MiB, the largest fixed cost of an input, so it is kept
+/// small.
+fn area_options(first: usize, max_segments: usize) -> AreaOptions {
+    AreaOptions::default()
+        .backing(Backing::Heap)
+        .max_trees(1)
+        .init_segment_size(first)
+        .max_segment_size(SEGMENT)
+        .max_segments(max_segments)
+}
+
+/// The largest segment of a shared subject's area.
+const SEGMENT: usize = 256 << 10;
 
 /// One input of the `tree_rowex` target.
 #[derive(Arbitrary, Clone, Debug)]
@@ -407,27 +604,103 @@ pub trait RowexSubject {
     /// checks the first and last entries, `is_empty()`, `memory_usage()`
     /// and, if `count`, `len()` against the model.
     fn check_all(&mut self, pattern: u64, count: bool, at: At<'_>);
-    /// Ends the tree as `finish` says.
+    /// How many writes the tree's area refused so far.
+    fn refusals(&self) -> usize;
+    /// The most bytes the tree's area held at a check (0 on the heap).
+    fn peak(&self) -> usize;
+    /// Ends the tree as `finish` says; a tree in an area is then
+    /// destroyed, and the area dropped.
     fn finish(self: Box<Self>, finish: RowexFinish);
 }
 
 /// A [`RowexSubject`] for an empty tree of configuration `C`.
 pub fn subject<C: RowexConfig>(name: &'static str) -> Box<dyn RowexSubject> {
-    Box::new(Checked::<C> {
+    Box::new(Checked::<C, LocalSpace> {
         name,
         tree: ConcurrentTree::new(),
         model: BTreeMap::new(),
         budget: Budget::sequential(),
+        refusals: Refusals::new(false),
+        peak: 0,
+        refusal_walks: 0,
+    })
+}
+
+/// The data segments of an area without a limit, 256 KiB each: 1.25 MiB,
+/// about three times what the costliest inputs of the unit tests need
+/// (430 KiB: the caps on keys, runs and threaded steps bound it, nodes
+/// retired and not yet freed included), so that nothing is refused and
+/// writes are unwrapped.
+pub const UNLIMITED_SEGMENTS: usize = 5;
+
+/// The limit the `tree_rowex` target gives its limited area, in bytes
+/// past the area's empty size: two segments of 64 KiB, the tree's
+/// 16 KiB header included. A pool of 256-child nodes, whose span needs a
+/// 128 KiB segment, never fits: a node that must grow to 256 children is
+/// refused.
+pub const SMALL_AREA: usize = 128 << 10;
+
+/// The sequential steps with a refused write after which a limited
+/// tree is walked in full, per input (once an area is full most steps
+/// with a write are refused, and a walk costs a seek per last-level
+/// node); the walk at the end and the key read back after every
+/// refusal remain.
+pub const REFUSAL_WALKS: usize = 16;
+
+/// The data segments of a limited area, 64 KiB each: two are all that
+/// [`SMALL_AREA`] lets it make.
+const LIMITED_SEGMENTS: usize = 2;
+
+/// A [`RowexSubject`] for an empty tree of configuration `C` (declared
+/// with `memory: shared`) in a heap-backed area of its own, which the
+/// tree destroys at the end. With `limit`, the area may grow only that
+/// many bytes past its empty size (the control segment): inserts and
+/// updates are then refused with [`ShmError::AreaFull`] once it is full,
+/// and each refusal must leave the tree as it was. Without, any refusal
+/// is a bug.
+///
+/// # Panics
+///
+/// If the area or the tree cannot be created.
+pub fn shared_subject<C: RowexConfig>(
+    name: &'static str,
+    limit: Option<usize>,
+) -> Box<dyn RowexSubject> {
+    let options = match limit {
+        None => area_options(SEGMENT, UNLIMITED_SEGMENTS),
+        Some(extra) => {
+            let options = area_options(64 << 10, LIMITED_SEGMENTS);
+            // The control segment's size depends only on the options.
+            static EMPTY: OnceLock<usize> = OnceLock::new();
+            let empty = *EMPTY.get_or_init(|| {
+                Area::create(options.clone())
+                    .expect("a heap-backed area")
+                    .empty_size()
+            });
+            options.size_limit(Some(empty + extra))
+        }
+    };
+    let area = Area::create(options).expect("a heap-backed area");
+    let tree = SharedConcurrentTree::<C>::create_in(&area)
+        .unwrap_or_else(|e| panic!("{name}: creating the tree: {e}"));
+    Box::new(Checked::<C, SharedSpace> {
+        name,
+        tree,
+        model: BTreeMap::new(),
+        budget: Budget::sequential(),
+        refusals: Refusals::new(limit.is_some()),
+        peak: 0,
+        refusal_walks: REFUSAL_WALKS,
     })
 }
 
 /// Runs `input` on `trees` (all empty), panicking at the first
-/// difference from a model.
+/// difference from a model; what the trees met.
 ///
 /// # Panics
 ///
 /// On any difference, in any thread: that is, on a bug.
-pub fn check_rowex(input: &RowexInput, mut trees: Vec<Box<dyn RowexSubject>>) {
+pub fn check_rowex(input: &RowexInput, mut trees: Vec<Box<dyn RowexSubject>>) -> RowexSummary {
     assert!(!trees.is_empty(), "no trees to check");
     let mut phases = 0;
     for (index, step) in input.steps.iter().take(MAX_STEPS).enumerate() {
@@ -449,9 +722,24 @@ pub fn check_rowex(input: &RowexInput, mut trees: Vec<Box<dyn RowexSubject>>) {
     for tree in &mut trees {
         tree.check_all(0x5555_5555_5555_5555, true, At::End);
     }
+    let summary = RowexSummary {
+        refusals: trees.iter().map(|t| t.refusals()).collect(),
+        peaks: trees.iter().map(|t| t.peak()).collect(),
+    };
     for tree in trees {
         tree.finish(input.finish);
     }
+    summary
+}
+
+/// What a [`check_rowex`] run met, for tests of the harness itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RowexSummary {
+    /// Per tree, in the order given, the writes its area refused.
+    pub refusals: Vec<usize>,
+    /// Per tree, the most bytes its area held at a check (0 for a tree
+    /// on the heap).
+    pub peaks: Vec<usize>,
 }
 
 /// Where a check failed, formatted only when it does.
@@ -484,10 +772,14 @@ pub enum At<'a> {
     },
     /// After the threads of a threaded step joined.
     Joined(usize),
+    /// After a sequential step in which the tree's area refused a write.
+    Refused(usize),
     /// After the last step.
     End,
     /// While draining the tree.
     Drain,
+    /// Destroying a shared tree, after the drain if any.
+    Destroy,
 }
 
 impl fmt::Debug for At<'_> {
@@ -502,8 +794,10 @@ impl fmt::Debug for At<'_> {
             } => write!(f, "step {step}, writer {thread}, op {index} ({op:?})"),
             At::Reader { step, round } => write!(f, "step {step}, reader round {round}"),
             At::Joined(step) => write!(f, "after the threads of step {step}"),
+            At::Refused(step) => write!(f, "after a write refused in step {step}"),
             At::End => write!(f, "after the last step"),
             At::Drain => write!(f, "draining"),
+            At::Destroy => write!(f, "destroying the tree"),
         }
     }
 }
@@ -584,13 +878,34 @@ impl Part {
 
 /// A tree as one thread sees it: the model of the keys it owns, the
 /// stable model, and the rules of [`Part`].
-struct View<'a, C: RowexConfig> {
-    tree: &'a ConcurrentTree<C>,
+struct View<'a, C: RowexConfig, S: RowexSpace> {
+    tree: &'a ConcurrentTree<C, S>,
     own: &'a mut BTreeMap<C::Key, Val<C>>,
     stable: &'a BTreeMap<C::Key, Val<C>>,
     part: Part,
     bases: Bases,
     budget: &'a mut Budget,
+    refusals: &'a Refusals,
+}
+
+/// A tree's refused writes: whether its area may refuse them, and how
+/// many it did.
+struct Refusals {
+    allowed: bool,
+    count: AtomicUsize,
+}
+
+impl Refusals {
+    fn new(allowed: bool) -> Self {
+        Self {
+            allowed,
+            count: AtomicUsize::new(0),
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.count.load(Ordering::Relaxed)
+    }
 }
 
 /// What a thread's operations may still spend: items walked, run keys.
@@ -625,7 +940,7 @@ impl Budget {
 
 type Entry<C> = (<C as Config>::Key, Val<C>);
 
-impl<C: RowexConfig> View<'_, C> {
+impl<C: RowexConfig, S: RowexSpace> View<'_, C, S> {
     /// The key a pick names, in the thread's class.
     fn pick(&self, pick: KeyPick) -> C::Key {
         self.part.force(pick.key(&self.bases, &*self.own))
@@ -758,10 +1073,25 @@ impl<C: RowexConfig> View<'_, C> {
         assert_eq!(got, want, "{ctx:?}: get_with({key:?}) after {what}");
     }
 
+    /// A write the tree refused: allowed only in a limited area, and only
+    /// because it is full. The model stays as it was, and so must the tree
+    /// (the caller checks the key, and the step's checks the rest).
+    fn refused(&self, error: &S::Error, key: C::Key, ctx: &Ctx<'_>, what: &str) {
+        assert!(
+            self.refusals.allowed && S::is_full(error),
+            "{ctx:?}: {what}({key:?}) refused: {error}"
+        );
+        self.refusals.count.fetch_add(1, Ordering::Relaxed);
+    }
+
     fn insert(&mut self, key: C::Key, value: Val<C>, ctx: &Ctx<'_>) {
-        let want = self.own.insert(key, value.clone());
-        let got = self.tree.insert(key, value);
-        assert_eq!(got, want, "{ctx:?}: insert({key:?}) returned");
+        match S::insert(self.tree, key, value.clone()) {
+            Ok(got) => {
+                let want = self.own.insert(key, value);
+                assert_eq!(got, want, "{ctx:?}: insert({key:?}) returned");
+            }
+            Err(e) => self.refused(&e, key, ctx, "insert"),
+        }
         self.check_key(key, ctx, "insert");
     }
 
@@ -774,25 +1104,43 @@ impl<C: RowexConfig> View<'_, C> {
         let new = make(old.as_ref());
         let mut calls = 0;
         let mut given = None;
-        let got = self.tree.update_or_insert(key, |current| {
+        let got = S::update_or_insert(self.tree, key, |current| {
             calls += 1;
             given = Some(current.cloned());
             make(current)
         });
-        assert_eq!(calls, 1, "{ctx:?}: update_or_insert({key:?}) ran f");
-        assert_eq!(
-            given,
-            Some(old.clone()),
-            "{ctx:?}: update_or_insert({key:?}) gave f"
-        );
-        assert_eq!(got, old, "{ctx:?}: update_or_insert({key:?}) returned");
-        self.own.insert(key, new);
+        // A refused update may have run `f` (its value is dropped), at most
+        // once and on the same old value.
+        match got {
+            Ok(_) => assert_eq!(calls, 1, "{ctx:?}: update_or_insert({key:?}) ran f"),
+            Err(_) => assert!(
+                calls <= 1,
+                "{ctx:?}: update_or_insert({key:?}) ran f {calls} times"
+            ),
+        }
+        if calls == 1 {
+            assert_eq!(
+                given,
+                Some(old.clone()),
+                "{ctx:?}: update_or_insert({key:?}) gave f"
+            );
+        }
+        match got {
+            Ok(got) => {
+                assert_eq!(got, old, "{ctx:?}: update_or_insert({key:?}) returned");
+                self.own.insert(key, new);
+            }
+            Err(e) => self.refused(&e, key, ctx, "update_or_insert"),
+        }
         self.check_key(key, ctx, "update_or_insert");
     }
 
     fn remove(&mut self, key: C::Key, ctx: &Ctx<'_>) {
         let want = self.own.remove(&key);
-        let got = self.tree.remove(key);
+        // A removal needs no memory: what it would rebuild smaller it
+        // leaves as it is when the area is full. Never refused.
+        let got = S::remove(self.tree, key)
+            .unwrap_or_else(|e| panic!("{ctx:?}: remove({key:?}) refused: {e}"));
         assert_eq!(got, want, "{ctx:?}: remove({key:?}) returned");
         assert!(
             !self.tree.contains_key(key),
@@ -1080,19 +1428,25 @@ fn walk_ends<I: DoubleEndedIterator>(
     (front, back)
 }
 
-/// A tree of configuration `C` and its model.
-struct Checked<C: RowexConfig> {
+/// A tree of configuration `C` in space `S` and its model.
+struct Checked<C: RowexConfig, S: RowexSpace> {
     name: &'static str,
-    tree: ConcurrentTree<C>,
+    tree: ConcurrentTree<C, S>,
     model: BTreeMap<C::Key, Val<C>>,
     /// What the sequential operations may still spend.
     budget: Budget,
+    /// The writes the tree's area refused.
+    refusals: Refusals,
+    /// The most bytes its area held at a check.
+    peak: usize,
+    /// How many more sequential steps with a refusal end with a full walk.
+    refusal_walks: usize,
 }
 
-impl<C: RowexConfig> Checked<C> {
+impl<C: RowexConfig, S: RowexSpace> Checked<C, S> {
     /// Runs a reader thread's rounds.
     fn read(
-        view: &View<'_, C>,
+        view: &View<'_, C, S>,
         spec: &ReaderSpec,
         writers_done: &AtomicUsize,
         name: &'static str,
@@ -1133,9 +1487,10 @@ impl<C: RowexConfig> Checked<C> {
     }
 }
 
-impl<C: RowexConfig> RowexSubject for Checked<C> {
+impl<C: RowexConfig, S: RowexSpace> RowexSubject for Checked<C, S> {
     fn apply(&mut self, op: &RowexOp, bases: &Bases, step: usize) {
         let none = BTreeMap::new();
+        let refused = self.refusals.count();
         let mut view = View {
             tree: &self.tree,
             own: &mut self.model,
@@ -1143,12 +1498,19 @@ impl<C: RowexConfig> RowexSubject for Checked<C> {
             part: Part::All,
             bases: *bases,
             budget: &mut self.budget,
+            refusals: &self.refusals,
         };
         let ctx = Ctx {
             tree: self.name,
             at: At::Op { step, op },
         };
         view.apply(op, &ctx);
+        self.peak = self.peak.max(S::check_space(&self.tree, &ctx));
+        if self.refusals.count() > refused && self.refusal_walks > 0 {
+            // A refused write changed nothing anywhere in the tree.
+            self.refusal_walks -= 1;
+            self.check_all(0x3333_3333_3333_3333, false, At::Refused(step));
+        }
     }
 
     fn threads(&mut self, phase: &ThreadPhase, bases: &Bases, step: usize) {
@@ -1164,6 +1526,7 @@ impl<C: RowexConfig> RowexSubject for Checked<C> {
         }
         let name = self.name;
         let tree = &self.tree;
+        let refusals = &self.refusals;
         let stable_ref = &stable;
         let writers_done = AtomicUsize::new(0);
         let done = &writers_done;
@@ -1173,16 +1536,21 @@ impl<C: RowexConfig> RowexSubject for Checked<C> {
         thread::scope(|s| {
             if let Some(spec) = phase.reader {
                 s.spawn(move || {
+                    // In an area, the reader and the second writer read
+                    // and write through handles of their own, as other
+                    // processes do.
+                    let attached = S::attach(tree);
                     start.wait();
                     let mut none = BTreeMap::new();
                     let mut budget = Budget::none();
                     let view = View {
-                        tree,
+                        tree: attached.as_ref().unwrap_or(tree),
                         own: &mut none,
                         stable: stable_ref,
                         part: Part::Reader { shift },
                         bases: *bases,
                         budget: &mut budget,
+                        refusals,
                     };
                     Self::read(&view, &spec, done, name, step);
                 });
@@ -1193,10 +1561,11 @@ impl<C: RowexConfig> RowexSubject for Checked<C> {
                 .enumerate()
             {
                 s.spawn(move || {
+                    let attached = if thread == 1 { S::attach(tree) } else { None };
                     start.wait();
                     let mut budget = Budget::writer();
                     let mut view = View {
-                        tree,
+                        tree: attached.as_ref().unwrap_or(tree),
                         own,
                         stable: stable_ref,
                         part: Part::Writer {
@@ -1205,6 +1574,7 @@ impl<C: RowexConfig> RowexSubject for Checked<C> {
                         },
                         bases: *bases,
                         budget: &mut budget,
+                        refusals,
                     };
                     for (index, op) in ops.iter().take(MAX_THREAD_OPS).enumerate() {
                         let ctx = Ctx {
@@ -1239,6 +1609,7 @@ impl<C: RowexConfig> RowexSubject for Checked<C> {
             part: Part::All,
             bases: [0; 3],
             budget: &mut unused,
+            refusals: &self.refusals,
         };
         let ctx = Ctx {
             tree: self.name,
@@ -1246,14 +1617,23 @@ impl<C: RowexConfig> RowexSubject for Checked<C> {
         };
         view.check_range(Bound::Unbounded, Bound::Unbounded, pattern, &ctx);
         view.check_ends(count, &ctx);
+        self.peak = self.peak.max(S::check_space(&self.tree, &ctx));
+    }
+
+    fn refusals(&self) -> usize {
+        self.refusals.count()
+    }
+
+    fn peak(&self) -> usize {
+        self.peak
     }
 
     fn finish(mut self: Box<Self>, finish: RowexFinish) {
+        let ctx = Ctx {
+            tree: self.name,
+            at: At::Drain,
+        };
         if finish == RowexFinish::Drain {
-            let ctx = Ctx {
-                tree: self.name,
-                at: At::Drain,
-            };
             let mut from_back = false;
             let mut removed = 0;
             while let Some((&key, _)) = if from_back {
@@ -1276,7 +1656,9 @@ impl<C: RowexConfig> RowexSubject for Checked<C> {
                         "{ctx:?}: the tree's end"
                     );
                 }
-                assert_eq!(self.tree.remove(key), want, "{ctx:?}: remove({key:?})");
+                let got = S::remove(&self.tree, key)
+                    .unwrap_or_else(|e| panic!("{ctx:?}: remove({key:?}) refused: {e}"));
+                assert_eq!(got, want, "{ctx:?}: remove({key:?})");
                 from_back = !from_back;
                 removed += 1;
             }
@@ -1288,7 +1670,12 @@ impl<C: RowexConfig> RowexSubject for Checked<C> {
                 "{ctx:?}: first_key_value() when drained"
             );
         }
-        drop(self);
+        let ctx = Ctx {
+            tree: self.name,
+            at: At::Destroy,
+        };
+        let Checked { tree, .. } = *self;
+        S::end(tree, &ctx);
     }
 }
 
@@ -1310,17 +1697,166 @@ mod tests {
     radix_core::radix_tree! {
         struct PathBytes { key: u32, value: Vec<u8>, layout: leaf, compression: path, concurrency: rowex }
     }
+    radix_core::radix_tree! {
+        struct SharedWords { key: u64, value: u64, layout: embedded, memory: shared, compression: none, concurrency: rowex }
+    }
+    radix_core::radix_tree! {
+        struct SharedFullWords { key: u64, value: u64, layout: embedded, memory: shared, compression: full, concurrency: rowex }
+    }
+    radix_core::radix_tree! {
+        struct SharedPairs { key: u128, value: [u64; 2], layout: leaf, memory: shared, compression: none, concurrency: rowex }
+    }
+    radix_core::radix_tree! {
+        struct SharedLazyPairs { key: u128, value: [u64; 2], layout: leaf, memory: shared, compression: lazy, concurrency: rowex }
+    }
 
-    fn run_all(input: &RowexInput) {
+    /// Runs `input` on the kinds of tree the target has, in its order
+    /// (threaded steps name trees by position), the last in a limited
+    /// area; then on others.
+    fn run_all(input: &RowexInput) -> RowexSummary {
         check_rowex(
             input,
             vec![
                 subject::<WordsConfig>("u64 none"),
                 subject::<FullWordsConfig>("u64 full"),
                 subject::<LazyBytesConfig>("u128 leaf lazy"),
+                shared_subject::<SharedWordsConfig>("shared u64 none", None),
+                shared_subject::<SharedPairsConfig>("shared u128 leaf none", Some(SMALL_AREA)),
                 subject::<PathBytesConfig>("u32 leaf path"),
+                shared_subject::<SharedFullWordsConfig>("shared u64 full", None),
+                shared_subject::<SharedLazyPairsConfig>("shared u128 leaf lazy", Some(SMALL_AREA)),
             ],
+        )
+    }
+
+    /// The position of the limited tree in [`run_all`], as in the target.
+    const LIMITED: usize = 4;
+
+    /// A run of `len` keys from `start`, `step` as [`run_step`] reads it.
+    fn run(kind: RunKind, start: u128, len: u16, step: u8) -> RowexOp {
+        RowexOp::Run {
+            kind,
+            start: KeySpec::Raw(start),
+            len,
+            step,
+            value: start as u64,
+        }
+    }
+
+    /// Inputs that build the most the caps allow: keys one per subtree
+    /// below the root (a chain of nodes each), inserted and removed round
+    /// after round so that retired chains wait for reclamation; a node
+    /// grown to 256 children and shrunk back, again and again; and the
+    /// same by both writers of two threaded steps.
+    fn costliest_inputs() -> Vec<RowexInput> {
+        // A step of 2^56: each key under a child of its own at the top.
+        const SCATTER: u8 = 224 + 7;
+        const ONE: u8 = 0;
+        let phase = |tree: u8, split: Split, ops: Vec<RowexOp>| {
+            RowexStep::Threads(ThreadPhase {
+                tree,
+                split,
+                reader: None,
+                first: ops.clone(),
+                second: ops,
+            })
+        };
+        let mut inputs = Vec::new();
+        for tree in 0..2 {
+            let mut churn = Vec::new();
+            let mut flap = Vec::new();
+            for round in 0..16u128 {
+                let start = round * 0x0101_0101_0101_0101 + 0x0123_4567;
+                if round < 4 {
+                    churn.push(RowexStep::Op(run(RunKind::Insert, start, 300, SCATTER)));
+                    churn.push(RowexStep::Op(run(RunKind::Remove, start, 300, SCATTER)));
+                }
+                flap.push(RowexStep::Op(run(RunKind::Insert, start << 8, 65, ONE)));
+                flap.push(RowexStep::Op(run(RunKind::Remove, start << 8, 65, ONE)));
+            }
+            // Each writer's run keys: chains built and retired twice, or
+            // built and left.
+            let writer_churn = vec![
+                run(RunKind::Insert, 0x0102_0304, 128, SCATTER),
+                run(RunKind::Remove, 0x0102_0304, 128, SCATTER),
+                run(RunKind::Insert, 0x0506_0708, 128, SCATTER),
+                run(RunKind::Remove, 0x0506_0708, 128, SCATTER),
+            ];
+            let writer_fill = vec![
+                run(RunKind::Insert, 0x0102_0304, 128, SCATTER),
+                run(RunKind::Remove, 0x0102_0304, 128, SCATTER),
+                run(RunKind::Insert, 0x0506_0708, 256, SCATTER),
+            ];
+            for split in [Split::Halves, Split::Interleaved] {
+                churn.push(phase(tree, split, writer_churn.clone()));
+                flap.push(phase(tree, split, writer_fill.clone()));
+            }
+            // Ends with the most keys the caps let stand.
+            let full = vec![
+                RowexStep::Op(run(RunKind::Insert, 0x0A0B_0C0D, 300, SCATTER)),
+                phase(tree, Split::Interleaved, writer_fill.clone()),
+                phase(tree, Split::Halves, writer_fill.clone()),
+            ];
+            for steps in [churn, flap, full] {
+                for finish in [RowexFinish::Drain, RowexFinish::Drop] {
+                    inputs.push(RowexInput {
+                        compression: RowexCompression::None,
+                        finish,
+                        bases: [0; 3],
+                        steps: steps.clone(),
+                    });
+                }
+            }
+        }
+        inputs
+    }
+
+    /// In the limited area 64 keys fit in one node, but it cannot grow to
+    /// 256 children, as [`SMALL_AREA`] says.
+    #[test]
+    fn the_small_area_refuses_a_full_node() {
+        let input = RowexInput {
+            compression: RowexCompression::None,
+            finish: RowexFinish::Drain,
+            bases: [0; 3],
+            steps: vec![RowexStep::Op(run(RunKind::Insert, 0, 66, 0))],
+        };
+        let summary = check_rowex(
+            &input,
+            vec![shared_subject::<SharedPairsConfig>(
+                "shared u128 leaf none",
+                Some(SMALL_AREA),
+            )],
         );
+        assert_eq!(summary.refusals, [2]);
+    }
+
+    /// The unlimited areas have room to spare for the costliest inputs,
+    /// so that their writes can be unwrapped: each such area stays under
+    /// half of what its segments can hold.
+    #[test]
+    fn unlimited_areas_have_room() {
+        let capacity = UNLIMITED_SEGMENTS * SEGMENT;
+        let mut most = [0; 2];
+        for input in costliest_inputs() {
+            let summary = check_rowex(
+                &input,
+                vec![
+                    shared_subject::<SharedWordsConfig>("shared u64 none", None),
+                    shared_subject::<SharedFullWordsConfig>("shared u64 full", None),
+                ],
+            );
+            for (most, &peak) in most.iter_mut().zip(&summary.peaks) {
+                *most = (*most).max(peak);
+            }
+        }
+        eprintln!("peaks {most:?} of {capacity}");
+        for peak in most {
+            assert!(
+                peak <= capacity / 2,
+                "an unlimited area reached {peak} of {capacity} bytes"
+            );
+        }
     }
 
     /// The `n % len`-th key picks of a class stay in it, and run keys
@@ -1349,14 +1885,17 @@ mod tests {
     }
 
     /// The committed seeds decode with every operation kind and a
-    /// threaded step, and pass.
+    /// threaded step, and pass; the `shared_areas` ones fill the limited
+    /// area, sequentially and in a threaded step on it.
     #[test]
     fn rowex_seeds_decode_and_pass() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/tree_rowex");
         let mut kinds = std::collections::BTreeSet::new();
         let mut files = 0;
+        let mut shared = 0;
         for file in std::fs::read_dir(dir).expect("the seeds") {
-            let bytes = std::fs::read(file.expect("a seed").path()).expect("a seed");
+            let path = file.expect("a seed").path();
+            let bytes = std::fs::read(&path).expect("a seed");
             let input =
                 RowexInput::arbitrary_take_rest(Unstructured::new(&bytes)).expect("decodes");
             for step in &input.steps {
@@ -1374,10 +1913,32 @@ mod tests {
                     );
                 }
             }
-            run_all(&input);
+            let summary = run_all(&input);
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            if name.starts_with("shared_areas") {
+                shared += 1;
+                assert!(
+                    summary.refusals[LIMITED] > 0,
+                    "{name}: the limited area refused nothing"
+                );
+                // The same steps without the threaded ones refuse less:
+                // the writers of the threaded step on the limited tree
+                // were refused too.
+                let mut alone = input.clone();
+                alone.steps.retain(|step| matches!(step, RowexStep::Op(_)));
+                let fewer = run_all(&alone).refusals[LIMITED];
+                assert!(
+                    fewer < summary.refusals[LIMITED],
+                    "{name}: no writer of a threaded step was refused"
+                );
+            }
             files += 1;
         }
         assert!(files >= 4, "{files} seeds");
+        assert_eq!(shared, 2, "the shared_areas seeds");
         assert_eq!(kinds.len(), 12, "kinds in the seeds: {kinds:?}");
     }
 

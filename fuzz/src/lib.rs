@@ -8,7 +8,8 @@
 //! `tidstore_set_ops` target [`check_tidstore_set_ops`], and the
 //! `tree_shared` target [`check_shared`], with configurations that
 //! [`impl_shared_config!`] describes, and the `tree_rowex` target
-//! [`check_rowex`] on concurrent trees, each a [`subject`].
+//! [`check_rowex`] on concurrent trees, each a [`subject`] on the heap or
+//! a [`shared_subject`] in a heap-backed shared area.
 //!
 //! | module | what |
 //! |---|---|
@@ -22,7 +23,7 @@
 //! | [`tids`] | the TID store operations and harness |
 //! | [`tid_sets`] | the TID store's set operations: input and harness |
 //! | [`shared`] | shared trees in an area: operations, [`SharedConfig`] and harness |
-//! | [`mod@concurrent`] | concurrent (`rowex`) trees: operations, threaded steps and harness |
+//! | [`mod@concurrent`] | concurrent (`rowex`) trees, on the heap or in shared memory: operations, threaded steps and harness |
 //!
 //! The library has no `unsafe` and no fuzzing machinery of its own, so its
 //! pieces can also be used from ordinary tests to replay an input.
@@ -41,7 +42,10 @@ pub mod tids;
 pub mod values;
 pub mod walk;
 
-pub use concurrent::{check_rowex, subject, RowexCompression, RowexInput, RowexSubject};
+pub use concurrent::{
+    check_rowex, shared_subject, subject, RowexCompression, RowexConfig, RowexInput, RowexSubject,
+    RowexSummary, SMALL_AREA,
+};
 pub use counted::Counted;
 pub use harness::{check_trees, DynMap, BATCH};
 pub use keys::{run_step, BoundSpec, KeyInt, KeySpec};
