@@ -36,7 +36,7 @@ use super::epochs::HEADER_BYTES;
 use super::space::{SharedSpace, pool_specs};
 use super::tree::{check_fingerprint, fingerprint, new_tree_slot};
 use super::{Area, ShmError, TreeHandle};
-use crate::concurrent::{ConcurrentLayout, ConcurrentTree, ValueOf};
+use crate::concurrent::{ConcurrentLayout, ConcurrentTree, InputOf, OldOf, ValueOf};
 use crate::config::Config;
 
 /// A concurrent tree in a shared [`Area`]; see the module docs.
@@ -153,7 +153,7 @@ where
     /// [`ShmError::AreaFull`] or [`ShmError::TooLarge`] when the area has
     /// no room for what the insert must build (nothing changed), and
     /// [`ShmError::OwnerDied`] once a writer died holding a lock.
-    pub fn insert(&self, key: C::Key, value: ValueOf<C>) -> Result<Option<ValueOf<C>>, ShmError> {
+    pub fn insert(&self, key: C::Key, value: InputOf<'_, C>) -> Result<OldOf<C>, ShmError> {
         self.upsert(key, |_| value)
     }
 
@@ -163,11 +163,11 @@ where
     /// # Errors
     ///
     /// As [`insert`](Self::insert); `f` may have run.
-    pub fn update_or_insert(
+    pub fn update_or_insert<'i>(
         &self,
         key: C::Key,
-        f: impl FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>,
-    ) -> Result<Option<ValueOf<C>>, ShmError> {
+        f: impl FnOnce(Option<&ValueOf<C>>) -> InputOf<'i, C>,
+    ) -> Result<OldOf<C>, ShmError> {
         self.upsert(key, f)
     }
 
@@ -176,7 +176,7 @@ where
     /// # Errors
     ///
     /// [`ShmError::OwnerDied`] once a writer died holding a lock.
-    pub fn remove(&self, key: C::Key) -> Result<Option<ValueOf<C>>, ShmError> {
+    pub fn remove(&self, key: C::Key) -> Result<OldOf<C>, ShmError> {
         self.remove_in(key)
     }
 
