@@ -179,6 +179,28 @@ impl SharedConcurrentTidStore {
         );
     }
 
+    /// Calls `f` on `block`'s dead offsets, if it has any, and returns
+    /// what it returns: one lookup for all of a block's TIDs, as an index
+    /// pass in heap order asks for them.
+    ///
+    /// ```
+    /// use radix_core::shm::{Area, Backing};
+    /// use tidstore::SharedConcurrentTidStore;
+    ///
+    /// let options = SharedConcurrentTidStore::area_options(1 << 20).backing(Backing::Heap);
+    /// let store = SharedConcurrentTidStore::create_in(&Area::create(options)?, 1 << 20)?;
+    /// store.set_block_offsets(9, &[4, 5])?;
+    /// assert_eq!(store.with_block(9, |b| b.len()), Some(2));
+    /// assert_eq!(store.with_block(10, |b| b.len()), None);
+    /// # store.destroy()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn with_block<R>(&self, block: u32, f: impl FnOnce(DeadBlock<'_>) -> R) -> Option<R> {
+        self.table
+            .get_with(block, |entry| f(DeadBlock { block, entry }))
+    }
+
     /// Calls `f` on every block in `blocks` that has dead offsets, in
     /// ascending order: the heap pass's walk. Blocks written meanwhile may
     /// or may not be seen; a block present throughout is seen once.

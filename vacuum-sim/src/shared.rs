@@ -300,7 +300,7 @@ impl PageBits {
         if self.block != Some(tid.block()) {
             self.block = Some(tid.block());
             self.bits.clear();
-            store.for_each_block(tid.block()..=tid.block(), |page| {
+            store.with_block(tid.block(), |page| {
                 for offset in page.offsets() {
                     let word = usize::from(offset / 64);
                     if self.bits.len() <= word {
