@@ -273,7 +273,13 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
         }
     }
     if let (Concurrency::Rowex, Some(span)) = concurrency {
-        check_rowex(span, layout, size_classes.is_some(), &mut errors);
+        check_rowex(
+            span,
+            layout,
+            compression,
+            size_classes.is_some(),
+            &mut errors,
+        );
     }
     for (field, what) in [
         ("key", "the key type, e.g. `key: u64`"),
@@ -296,7 +302,12 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
         vis: inv.vis,
         name: inv.name,
         compression: compression.unwrap_or_else(|| {
-            default_compression(key.as_ref().expect("a key type, checked above"))
+            let default = default_compression(key.as_ref().expect("a key type, checked above"));
+            // Varlen values have no lazy leaves in a concurrent tree.
+            match (concurrency.0, layout, default) {
+                (Concurrency::Rowex, Layout::Varlen, Compression::Full) => Compression::Path,
+                _ => default,
+            }
         }),
         key: key.expect("a key type, checked above"),
         value: value.expect("a value type, checked above"),
@@ -310,13 +321,28 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
 }
 
 /// The limits of `concurrency: rowex`, each an error naming it.
-fn check_rowex(span: Span, layout: Layout, size_classes: bool, errors: &mut Errors) {
-    if matches!(layout, Layout::Inline | Layout::Varlen) {
+fn check_rowex(
+    span: Span,
+    layout: Layout,
+    compression: Option<Compression>,
+    size_classes: bool,
+    errors: &mut Errors,
+) {
+    if layout == Layout::Inline {
         errors.push(
             span,
-            "concurrency: rowex supports the layouts auto, embedded and leaf: a reader copies \
-             a value out while writers may replace it, so a value is one atomic word or an \
-             immutable leaf",
+            "concurrency: rowex supports the layouts auto, embedded, leaf and varlen: a reader \
+             copies a value out while writers may replace it, so a value is one atomic word or \
+             an immutable leaf",
+        );
+    }
+    if layout == Layout::Varlen
+        && matches!(compression, Some(Compression::Lazy | Compression::Full))
+    {
+        errors.push(
+            span,
+            "concurrency: rowex with layout: varlen has no lazy leaves; use compression none \
+             or path",
         );
     }
     if size_classes {
@@ -485,13 +511,30 @@ mod tests {
         assert!(check("key: u64, value: u64, concurrency: rowex").is_ok());
         assert!(check("key: u128, value: u64, layout: leaf, concurrency: rowex").is_ok());
         assert!(check("key: u64, value: u64, memory: shared, concurrency: rowex").is_ok());
+        assert!(
+            check("key: u32, value: VarBytes, layout: varlen, memory: shared, concurrency: rowex")
+                .is_ok()
+        );
+        let spec = check("key: u128, value: VarBytes, layout: varlen, concurrency: rowex").unwrap();
+        assert!(
+            spec.compression == Compression::Path,
+            "no lazy leaves by default"
+        );
         let all = messages(
-            "key: u64, value: u64, layout: varlen, memory: shared, size_classes: [4, 256], \
+            "key: u64, value: u64, layout: inline, memory: shared, size_classes: [4, 256], \
              concurrency: rowex",
         );
         assert_eq!(all.len(), 2, "{all:?}");
-        assert!(all[0].contains("layouts auto, embedded and leaf"));
+        assert!(all[0].contains("layouts auto, embedded, leaf and varlen"));
         assert!(all[1].contains("fixed node sizes"));
+        assert_eq!(
+            messages(
+                "key: u64, value: VarBytes, layout: varlen, compression: full, concurrency: rowex"
+            ),
+            [
+                "concurrency: rowex with layout: varlen has no lazy leaves; use compression none or path"
+            ]
+        );
         assert_eq!(
             messages("key: u64, value: u64, concurrency: olc"),
             ["unknown concurrency `olc`; expected `none` or `rowex`"]

@@ -21,11 +21,16 @@
 //! [`SharedTidStore`] is the same store in shared memory: the leader of a
 //! parallel vacuum fills it, and worker processes attach by handle and
 //! read it under a process-shared lock (Linux).
+//! [`SharedConcurrentTidStore`] is the store for a parallel heap scan: the
+//! workers of many processes write it at once, each locking only the tree
+//! nodes it changes, and readers take no lock at all.
 //!
 //! [`DeadItemsArray`] is PostgreSQL 16's sorted array, kept for comparison
 //! (it is what `vacuum-sim` and the benchmarks measure the store against).
 
 mod array;
+#[cfg(target_os = "linux")]
+mod concurrent;
 mod entry;
 mod error;
 mod ordered;
@@ -39,6 +44,8 @@ mod table;
 mod tid;
 
 pub use array::{ArrayError, DeadItemsArray, ItemPointer};
+#[cfg(target_os = "linux")]
+pub use concurrent::SharedConcurrentTidStore;
 pub use error::TidStoreError;
 pub use ordered::OrderedLookup;
 #[cfg(target_os = "linux")]

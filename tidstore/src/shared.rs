@@ -337,7 +337,8 @@ impl fmt::Debug for SharedTidStoreWriter<'_> {
     }
 }
 
-/// What a worker needs to attach to a [`SharedTidStore`]: the area's
+/// What a worker needs to attach to a [`SharedTidStore`] (or a
+/// [`SharedConcurrentTidStore`](crate::SharedConcurrentTidStore)): the area's
 /// handle and the tree's, printed as `<area>/<tree>`.
 ///
 /// ```
@@ -351,6 +352,23 @@ impl fmt::Debug for SharedTidStoreWriter<'_> {
 pub struct SharedTidStoreHandle {
     area: AreaHandle,
     tree: TreeHandle,
+}
+
+impl SharedTidStoreHandle {
+    /// The handle of tree `tree` in area `area`.
+    pub(crate) fn new(area: AreaHandle, tree: TreeHandle) -> Self {
+        Self { area, tree }
+    }
+
+    /// The area's handle.
+    pub(crate) fn area(&self) -> AreaHandle {
+        self.area
+    }
+
+    /// The tree's handle.
+    pub(crate) fn tree(&self) -> TreeHandle {
+        self.tree
+    }
 }
 
 impl fmt::Display for SharedTidStoreHandle {

@@ -1,7 +1,9 @@
 //! The block table: the radix tree from block number to [`BlockEntry`],
-//! declared once for local memory ([`BlockTable`], under
-//! [`TidStore`](crate::TidStore)) and once for a shared area
-//! (`SharedBlockTable`, under `SharedTidStore`), and a cursor over either.
+//! declared for local memory ([`BlockTable`], under
+//! [`TidStore`](crate::TidStore)), for a shared area (`SharedBlockTable`,
+//! under `SharedTidStore`) and for a shared area that many writers change
+//! at once (`ConcurrentBlockTable`, under `SharedConcurrentTidStore`), and
+//! a cursor over either of the first two.
 //!
 //! Block numbers are dense: a vacuum's dead blocks fill whole runs of the
 //! table, so no subtree holds a single block and no node has a single
@@ -31,6 +33,20 @@ radix_core::radix_tree! {
         layout: varlen,
         memory: shared,
         compression: none,
+    }
+}
+
+#[cfg(target_os = "linux")]
+radix_core::radix_tree! {
+    /// Block number to the entry of its dead offsets, in a shared area,
+    /// written by the threads of many processes at once.
+    pub(crate) struct ConcurrentBlockTable {
+        key: u32,
+        value: BlockEntry,
+        layout: varlen,
+        memory: shared,
+        compression: none,
+        concurrency: rowex,
     }
 }
 

@@ -48,14 +48,6 @@ pub enum SharedError {
         /// What the system said.
         source: ShmError,
     },
-    /// The leader could not take the store's lock.
-    #[error("shared TID store: cannot take the {lock} lock: {source}")]
-    Lock {
-        /// `read` or `write`.
-        lock: &'static str,
-        /// Why.
-        source: ShmError,
-    },
     /// The store could not be destroyed after the run.
     #[error("cannot destroy the shared TID store: {0}")]
     Destroy(ShmError),
@@ -87,52 +79,43 @@ pub enum SharedError {
         source: io::Error,
     },
     /// A worker exited with an error (or was killed).
-    #[error(
-        "worker {worker} of {count} (index {index}, entries {from}..{to}) failed ({status}){}",
-        stderr_suffix(.stderr)
-    )]
+    #[error("worker {worker} of {count} ({task}) failed ({status}){}", stderr_suffix(.stderr))]
     WorkerFailed {
         /// The worker (from 1).
         worker: usize,
-        /// Workers in the pass.
+        /// Workers in the phase.
         count: usize,
-        /// The index (from 1).
-        index: usize,
-        /// Its share: first entry.
-        from: u64,
-        /// Its share: entry after the last.
-        to: u64,
+        /// Its task: `index 1, entries 0..500` or `heap scan, pages 0..80`.
+        task: String,
         /// How it ended.
         status: String,
         /// What it printed on standard error.
         stderr: String,
     },
     /// A worker exited successfully but its output is not a report.
-    #[error(
-        "worker {worker} (index {index}) printed {output:?}, which is not a worker report: {reason}"
-    )]
+    #[error("worker {worker} ({task}) printed {output:?}, which is not a worker report: {reason}")]
     BadReport {
         /// The worker (from 1).
         worker: usize,
-        /// The index (from 1).
-        index: usize,
+        /// Its task.
+        task: String,
         /// What it printed (at most 200 characters).
         output: String,
         /// Why it did not parse.
         reason: String,
     },
-    /// A worker's report covers another number of entries than its share.
-    #[error(
-        "worker {worker} (index {index}) looked up {entries} entries, but its share was {expected}"
-    )]
+    /// A worker's report covers more or fewer entries (or pages) than its
+    /// share.
+    #[error("worker {worker} ({task}) reported {done} done, but its share was {expected}")]
     WrongShare {
         /// The worker (from 1).
         worker: usize,
-        /// The index (from 1).
-        index: usize,
-        /// Entries it reported.
-        entries: u64,
-        /// Entries in its share.
+        /// Its task.
+        task: String,
+        /// Entries (pages) it reported.
+        done: u64,
+        /// Entries (pages) in its share: exactly these for an index pass,
+        /// at most these for a heap scan.
         expected: u64,
     },
 }
@@ -161,13 +144,23 @@ pub enum WorkerError {
         /// Why.
         source: ShmError,
     },
-    /// The read lock could not be taken.
-    #[error("cannot take the read lock of the shared TID store {handle}: {source}")]
-    Lock {
-        /// The handle.
-        handle: String,
+    /// A heap-scan worker could not add a page's dead TIDs to the store.
+    #[error("cannot add the dead TIDs of page {block} to the shared TID store: {source}")]
+    Write {
+        /// The page.
+        block: u32,
         /// Why.
-        source: ShmError,
+        source: tidstore::TidStoreError,
+    },
+    /// The pages are not a range of the table's.
+    #[error("--worker-pages {from}..{to}: the table has {blocks} pages")]
+    Pages {
+        /// First page.
+        from: u64,
+        /// Page after the last.
+        to: u64,
+        /// Pages in the table.
+        blocks: u32,
     },
     /// The index is not one of the scenario's.
     #[error("--worker-index {index}: the table has {indexes} indexes (counted from 0)")]

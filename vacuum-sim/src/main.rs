@@ -57,22 +57,25 @@ index_ms, heap_vacuum_ms, total_ms, blocks, tuples_per_page, dead, indexes,
 limit_bytes, seed. Progress goes to standard error: bars on a terminal, plain
 lines otherwise.
 
-Parallel index passes (--workers N, Linux): after the other stores, the run
-is repeated with the TID store in shared memory ('shared'), as PostgreSQL's
-parallel vacuum keeps it. This process fills it during the heap scan (the
-same scan and limit as 'tidstore', the store's write lock taken per page);
-each index pass starts N worker processes (this program, in a hidden worker
-mode), which attach to the store, take its read lock, and each look up a
-contiguous share of the index's entries (heap positions for a correlated
-index, positions in the random order for a random one), so even a table with
-one index is vacuumed in parallel. This process waits for every worker, sums
-their counts and checks them as above; a failed worker fails the run (exit
-status 1) after the others are killed. The table gets a 'shared xN' column
-and an 'index speed-up' row: the TID store's index ms in one process divided
-by the shared store's with N workers (process start-up and attach included).
-With --json, the shared store's line also has workers, index_speedup,
-workers_launched, worker_start_ms, worker_attach_ms, worker_lookup_ms and
-worker_finish_ms.
+Parallel vacuum (--workers N, Linux): after the other stores, the run is
+repeated with the TID store in shared memory ('shared'), in the concurrent
+form that writers in many processes fill at once and readers read without a
+lock. The heap scan runs in N worker processes (this program, in a hidden
+worker mode) at once, each scanning a contiguous range of pages and adding
+their dead TIDs to the store; a worker stops after the page that fills the
+store, and after the round (index passes, heap pass, a fresh store) the
+workers go on from there. Each index pass also starts N workers, which each
+look up a contiguous share of the index's entries (heap positions for a
+correlated index, positions in the random order for a random one), so even a
+table with one index is vacuumed in parallel. This process waits for every
+worker, sums their counts and checks them as above; a failed worker fails the
+run (exit status 1) after the others are killed. The table gets a 'shared xN'
+column and 'heap scan speed-up' and 'index speed-up' rows: the TID store's
+heap scan ms and index ms in one process divided by the shared store's with N
+workers (process start-up and attach included). With --json, the shared
+store's line also has workers, heap_scan_speedup, index_speedup,
+workers_launched, scan_workers_launched, worker_start_ms, worker_attach_ms,
+worker_lookup_ms and worker_finish_ms.
 
 Shared memory after a crash: the shared store lives in POSIX shared-memory
 objects named /dev/shm/radix-<pid of the creating process>-..., unlinked when
@@ -146,10 +149,10 @@ struct Cli {
     #[arg(long, default_value_t = 0)]
     seed: u64,
 
-    /// Also run the TID store in shared memory with each index pass split
-    /// between N worker processes (1 to 64; Linux), and report the index
-    /// phase's speed-up over one process.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    /// Also run the TID store in shared memory with the heap scan and each
+    /// index pass split between N worker processes (1 to 63; Linux), and
+    /// report the speed-up of both phases over one process.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=63))]
     workers: Option<u16>,
 
     /// Remove the shared-memory objects left in /dev/shm by runs that were
@@ -169,6 +172,17 @@ struct Cli {
     /// Worker mode (internal): the share of the index's entries, FROM..TO.
     #[arg(long, hide = true, requires = "worker", value_name = "FROM..TO")]
     worker_range: Option<String>,
+
+    /// Worker mode (internal): scan these heap pages, FROM..TO, instead of
+    /// looking up index entries.
+    #[arg(
+        long,
+        hide = true,
+        requires = "worker",
+        conflicts_with = "worker_range",
+        value_name = "FROM..TO"
+    )]
+    worker_pages: Option<String>,
 
     /// Testing (internal): give the workers this handle instead of the
     /// shared store's.
@@ -415,7 +429,7 @@ fn shared_table(runs: &[vacuum_sim::VacuumStats], shared: &vacuum_sim::VacuumSta
 #[cfg(target_os = "linux")]
 fn worker(cli: &Cli, handle: &str, born: SystemTime) -> ExitCode {
     use std::io::Write as _;
-    use vacuum_sim::shared::{WorkerTask, parse_range, run_worker};
+    use vacuum_sim::shared::{WorkerJob, WorkerTask, parse_range, run_worker};
 
     watch_leader();
     let scenario = cli.scenario();
@@ -423,19 +437,32 @@ fn worker(cli: &Cli, handle: &str, born: SystemTime) -> ExitCode {
         eprintln!("error: worker: {e}");
         return ExitCode::FAILURE;
     }
-    let entries = match cli.worker_range.as_deref().map(parse_range) {
-        None => 0..scenario.total_tuples(),
-        Some(Ok(range)) => range,
-        Some(Err(e)) => {
-            eprintln!("error: worker: --worker-range: {e}");
-            return ExitCode::FAILURE;
+    let job = if let Some(pages) = cli.worker_pages.as_deref() {
+        match parse_range(pages) {
+            Ok(pages) => WorkerJob::HeapScan { pages },
+            Err(e) => {
+                eprintln!("error: worker: --worker-pages: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        let entries = match cli.worker_range.as_deref().map(parse_range) {
+            None => 0..scenario.total_tuples(),
+            Some(Ok(range)) => range,
+            Some(Err(e)) => {
+                eprintln!("error: worker: --worker-range: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        WorkerJob::Index {
+            index: cli.worker_index,
+            entries,
         }
     };
     let task = WorkerTask {
         handle: handle.to_string(),
         scenario,
-        index: cli.worker_index,
-        entries,
+        job,
     };
     let report = match run_worker(&task, born) {
         Ok(report) => report,

@@ -153,6 +153,14 @@ pub fn index_speedup(one_process: &VacuumStats, shared: &VacuumStats) -> Option<
     (workers > 0.0).then(|| ms(one_process.index) / workers)
 }
 
+/// The heap scan's speed-up of the shared store's worker processes over
+/// one process: the local TID store's heap-scan time divided by the shared
+/// store's (`None` when the shared store's is zero).
+pub fn heap_scan_speedup(one_process: &VacuumStats, shared: &VacuumStats) -> Option<f64> {
+    let workers = ms(shared.heap_scan);
+    (workers > 0.0).then(|| ms(one_process.heap_scan) / workers)
+}
+
 /// The run of the local TID store among `runs`, which the shared store is
 /// compared with.
 pub fn one_process_run(runs: &[VacuumStats]) -> Option<&VacuumStats> {
@@ -179,22 +187,29 @@ pub fn table_with_shared(runs: &[VacuumStats], shared: &VacuumStats) -> String {
         row.1.push(cell);
     }
     let columns = rows[0].1.len();
-    let mut speedup = vec![String::new(); columns];
-    speedup[columns - 1] = one_process_run(runs)
-        .and_then(|ts| index_speedup(ts, shared))
-        .map_or("-".into(), |x| format!("{x:.2}×"));
-    rows.push(("index speed-up", speedup));
+    let speedup_row = |speedup: fn(&VacuumStats, &VacuumStats) -> Option<f64>| {
+        let mut cells = vec![String::new(); columns];
+        cells[columns - 1] = one_process_run(runs)
+            .and_then(|ts| speedup(ts, shared))
+            .map_or("-".into(), |x| format!("{x:.2}×"));
+        cells
+    };
+    rows.push(("heap scan speed-up", speedup_row(heap_scan_speedup)));
+    rows.push(("index speed-up", speedup_row(index_speedup)));
     let mut out = render(&rows);
     if let Some(w) = &shared.workers {
         let _ = writeln!(
             out,
-            "\n{}: the TID store in shared memory, filled by this process (write lock per page); \
-             each index pass ran in {} worker process{}, each with a contiguous share of the \
-             index's entries ({} started in all); index ms include starting them and attaching",
+            "\n{}: the concurrent TID store in shared memory; the heap scan ran in {} worker \
+             process{es} at once, each with a contiguous range of pages ({} started in all), and \
+             each index pass in {} worker process{es}, each with a contiguous share of the \
+             index's entries ({} started in all); the times include starting them and attaching",
             shared_label(shared),
             w.count,
-            if w.count == 1 { "" } else { "es" },
-            group(w.launched)
+            group(w.scan_launched),
+            w.count,
+            group(w.launched),
+            es = if w.count == 1 { "" } else { "es" },
         );
         let _ = writeln!(
             out,
@@ -207,6 +222,14 @@ pub fn table_with_shared(runs: &[VacuumStats], shared: &VacuumStats) -> String {
             ms_text(w.finish)
         );
         if let Some(ts) = one_process_run(runs) {
+            let _ = writeln!(
+                out,
+                "  heap scan speed-up = {} heap scan ms {} ÷ {} heap scan ms {}",
+                ts.store,
+                ms_text(ts.heap_scan),
+                shared_label(shared),
+                ms_text(shared.heap_scan)
+            );
             let _ = writeln!(
                 out,
                 "  index speed-up = {} index ms {} ÷ {} index ms {}",
@@ -270,14 +293,19 @@ pub struct JsonRecord {
 /// The fields only the shared store's JSON line has.
 #[derive(Clone, Debug, Serialize)]
 pub struct SharedRecord {
-    /// Worker processes per index pass.
+    /// Worker processes per heap-scan stretch and per index pass.
     pub workers: usize,
-    /// The local TID store's `index_ms` (one process) divided by this
+    /// The local TID store's `heap_scan_ms` (one process) divided by this
     /// run's, from the same invocation; `null` when the TID store did not
     /// run.
+    pub heap_scan_speedup: Option<f64>,
+    /// The local TID store's `index_ms` (one process) divided by this
+    /// run's, as `heap_scan_speedup`.
     pub index_speedup: Option<f64>,
-    /// Worker processes started over the run.
+    /// Index-pass worker processes started over the run.
     pub workers_launched: u64,
+    /// Heap-scan worker processes started over the run.
+    pub scan_workers_launched: u64,
     /// Of `index_ms`, summed over the passes, slowest worker of each:
     /// process start-up (spawn to `main`), ms.
     pub worker_start_ms: f64,
@@ -315,8 +343,10 @@ impl JsonRecord {
             seed: scenario.seed,
             shared: stats.workers.map(|w| SharedRecord {
                 workers: w.count,
+                heap_scan_speedup: None,
                 index_speedup: None,
                 workers_launched: w.launched,
+                scan_workers_launched: w.scan_launched,
                 worker_start_ms: ms(w.start),
                 worker_attach_ms: ms(w.attach),
                 worker_lookup_ms: ms(w.lookups),
@@ -331,7 +361,7 @@ pub fn json_line(scenario: &Scenario, stats: &VacuumStats) -> String {
     to_line(&JsonRecord::new(scenario, stats))
 }
 
-/// The JSON line of the shared store's run, with its `index_speedup` over
+/// The JSON line of the shared store's run, with its speed-ups over
 /// `one_process` (the local TID store's run in the same invocation).
 pub fn shared_json_line(
     scenario: &Scenario,
@@ -340,6 +370,7 @@ pub fn shared_json_line(
 ) -> String {
     let mut record = JsonRecord::new(scenario, stats);
     if let Some(shared) = &mut record.shared {
+        shared.heap_scan_speedup = one_process.and_then(|ts| heap_scan_speedup(ts, stats));
         shared.index_speedup = one_process.and_then(|ts| index_speedup(ts, stats));
     }
     to_line(&record)

@@ -1,32 +1,42 @@
-//! The TID store in shared memory, with the index passes in worker
-//! processes (`--workers N`; Linux).
+//! The TID store in shared memory, with the heap scan and the index
+//! passes in worker processes (`--workers N`; Linux).
 //!
 //! PostgreSQL's parallel vacuum keeps its dead TIDs in a TID store in
 //! shared memory: the leader fills it during the heap scan, taking the
 //! store's lock around each page's `TidStoreSetBlockOffsets`, and worker
 //! processes attach to it and vacuum the indexes, one whole index per
-//! worker. Here the leader is this process, with a
-//! [`tidstore::SharedTidStore`], and each index pass starts `N` worker
-//! processes (the same program, in its hidden worker mode) that split *each*
-//! index's entries into `N` contiguous ranges of index positions, so that
-//! even a table with one index (VAC-2) is vacuumed in parallel:
+//! worker. Its proposed parallel heap scan has workers add TIDs to that
+//! store, each taking its lock exclusively.
 //!
-//! - a correlated index: entries `from..to` are heap positions, so a
-//!   worker looks up a run of pages;
-//! - a random index: entries `from..to` are positions in the
-//!   [`RandomOrder`] permutation, so each worker computes its share of the
-//!   permutation itself and nothing of size `n` is passed around.
+//! Here the store is a [`tidstore::SharedConcurrentTidStore`], whose
+//! writers lock only the tree nodes they change and whose readers take no
+//! lock at all, and this process is the leader of two kinds of phase,
+//! each run by `N` worker processes (the same program, in its hidden
+//! worker mode) at once:
 //!
-//! Each worker attaches, takes one read lock, counts the entries it finds
-//! in the store, prints a one-line JSON [`WorkerReport`] and exits. The
-//! leader waits for every worker, sums their counts, and checks them as it
-//! checks a local store's (the index pass's time includes starting the
-//! processes and attaching: it is part of the cost). If a worker fails,
-//! the leader kills and reaps the others and reports the error. The heap
-//! pass reads the store under the read lock and clears it under the write
-//! lock; after the run the leader destroys the store, which unlinks its
-//! shared memory. A leader that is killed leaves its shared-memory objects
-//! behind; `vacuum-sim --remove-stale-shm` removes them.
+//! - **the heap scan**: the table's pages are split into `N` contiguous
+//!   ranges; each worker scans its range in order and adds each page's
+//!   dead TIDs to the store, at the same time as the others. After a page
+//!   that fills the store, a worker stops and reports where; once every
+//!   worker has, the leader runs a round (index passes, heap pass, a new
+//!   store) and starts the workers again on what is left of their ranges;
+//! - **each index pass**: the index's entries are split into `N`
+//!   contiguous ranges of index positions, so that even a table with one
+//!   index (VAC-2) is vacuumed in parallel. For a correlated index, entries
+//!   `from..to` are heap positions, a run of pages; for a random index,
+//!   they are positions in the [`RandomOrder`] permutation, which each
+//!   worker computes itself, so nothing of size `n` is passed around.
+//!
+//! Each worker attaches, does its share, prints a one-line JSON
+//! [`WorkerReport`] and exits. The leader waits for every worker, sums
+//! their counts, and checks them as it checks a local store's (a phase's
+//! time includes starting the processes and attaching: it is part of the
+//! cost). If a worker fails, the leader kills and reaps the others and
+//! reports the error. The heap pass walks the store in this process;
+//! between rounds the leader destroys the store, which unlinks its shared
+//! memory, and makes a new one, as PostgreSQL's vacuum does. A leader
+//! that is killed leaves its shared-memory objects behind;
+//! `vacuum-sim --remove-stale-shm` removes them.
 
 use std::io::{self, Read};
 use std::ops::Range;
@@ -36,8 +46,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
-use tidstore::shm::ShmError;
-use tidstore::{SharedTidStore, SharedTidStoreHandle, SharedTidStoreReader, SharedTidStoreWriter};
+use tidstore::{SharedConcurrentTidStore, SharedTidStoreHandle, Tid};
 
 pub use crate::error::{RangeError, SharedError, WorkerError};
 use crate::heap::Heap;
@@ -45,20 +54,15 @@ use crate::order::{RandomOrder, format_index_list};
 use crate::progress::{Phase, Progress};
 use crate::scenario::Scenario;
 use crate::store::{StoreError, StoreKind};
+pub use crate::vacuum::shares;
 use crate::vacuum::{
     VacuumError, VacuumStats, Vacuumable, WorkerSummary, correlated_pass, drive, index_order,
     random_pass,
 };
 
-/// The most worker processes per index pass: a shared store's lock has 64
-/// reader slots, and each worker holds one.
-pub const MAX_WORKERS: usize = 64;
-
-/// How long a process waits for a lock that another holds before giving
-/// up. Nobody holds the write lock while workers run, and no worker runs
-/// while the leader writes, so this is only reached when something is
-/// badly wrong.
-const LOCK_PATIENCE: Duration = Duration::from_secs(60);
+/// The most worker processes per phase: a concurrent shared store takes
+/// 64 handles, one per process that has it open, the leader's included.
+pub const MAX_WORKERS: usize = 63;
 
 /// The most of a failed worker's standard error kept in an error message.
 const STDERR_KEPT: usize = 2_000;
@@ -82,30 +86,19 @@ pub fn parse_range(text: &str) -> Result<Range<u64>, RangeError> {
     Ok(from..to)
 }
 
-/// Splits `n` entries into `count` contiguous shares of (nearly) equal
-/// size, in order: share `k` is `n·k/count .. n·(k+1)/count`.
-///
-/// ```
-/// use vacuum_sim::shared::shares;
-/// assert_eq!(shares(10, 3), [0..3, 3..6, 6..10]);
-/// assert_eq!(shares(1, 2), [0..0, 0..1]);
-/// ```
-pub fn shares(n: u64, count: usize) -> Vec<Range<u64>> {
-    let count = count.max(1) as u128;
-    let cut = |k: u128| (u128::from(n) * k / count) as u64;
-    (0..count).map(|k| cut(k)..cut(k + 1)).collect()
-}
-
 /// What a worker prints on standard output: one JSON line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkerReport {
-    /// Entries of its share whose TID is in the store.
+    /// Entries of its share whose TID is in the store (index passes).
     pub found: u64,
-    /// Entries it looked up: the size of its share.
-    pub entries: u64,
+    /// Entries it looked up (the size of its share), or pages it scanned
+    /// (its share, or fewer if the store filled).
+    pub done: u64,
+    /// Dead TIDs it added to the store (heap scans).
+    pub collected: u64,
     /// When its `main` began (system clock, ns since the Unix epoch).
     pub started_ns: u64,
-    /// When it had attached and held the read lock.
+    /// When it had attached.
     pub attached_ns: u64,
     /// When its last lookup was done.
     pub done_ns: u64,
@@ -117,94 +110,155 @@ pub fn unix_ns(at: SystemTime) -> u64 {
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
-/// One worker's job: which store, which index of which table, which share.
+/// One worker's job: which store, which table, and which share of which
+/// phase.
 #[derive(Clone, Debug)]
 pub struct WorkerTask {
     /// The store's handle, as [`SharedTidStoreHandle`] prints it.
     pub handle: String,
-    /// The table: its shape, indexes and seed (the dead pattern and limit
-    /// do not matter to a worker).
+    /// The table: its shape, dead pattern, indexes and seed (the limit
+    /// does not matter to a worker: the store holds it).
     pub scenario: Scenario,
-    /// The index, counted from 0.
-    pub index: usize,
-    /// The share of the index's entries, in index order.
-    pub entries: Range<u64>,
+    /// What to do.
+    pub job: WorkerJob,
 }
 
-/// Takes a lock with `take` (a `try_` lock), retrying while another holds
-/// it, for at most [`LOCK_PATIENCE`].
-fn patiently<T>(mut take: impl FnMut() -> Result<T, ShmError>) -> Result<T, ShmError> {
-    let started = Instant::now();
-    let mut tries = 0u32;
-    loop {
-        match take() {
-            Err(ShmError::WouldBlock) if started.elapsed() < LOCK_PATIENCE => {
-                tries += 1;
-                if tries < 100 {
-                    std::thread::yield_now();
-                } else {
-                    std::thread::sleep(Duration::from_micros(500));
-                }
+/// A worker's share of a heap scan or of an index pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WorkerJob {
+    /// Scan heap pages `pages` in order, adding each page's dead TIDs to
+    /// the store, and stop early after the page that fills it.
+    HeapScan {
+        /// The pages.
+        pages: Range<u64>,
+    },
+    /// Look up the index's entries `entries` (in index order).
+    Index {
+        /// The index, counted from 0.
+        index: usize,
+        /// The share of its entries.
+        entries: Range<u64>,
+    },
+}
+
+impl WorkerJob {
+    /// The job as an error message names it.
+    fn describe(&self) -> String {
+        match self {
+            WorkerJob::HeapScan { pages } => {
+                format!("heap scan, pages {}..{}", pages.start, pages.end)
             }
-            other => return other,
+            WorkerJob::Index { index, entries } => format!(
+                "index {}, entries {}..{}",
+                index + 1,
+                entries.start,
+                entries.end
+            ),
         }
     }
 }
 
-/// The worker: attaches to the store, takes one read lock, looks up its
-/// share of the index's entries and returns what it found. `born` is when
-/// the process started (for the leader's profile of start-up costs).
+/// The worker: attaches to the store, does its job without taking any
+/// lock, and returns what it did. `born` is when the process started (for
+/// the leader's profile of start-up costs).
 pub fn run_worker(task: &WorkerTask, born: SystemTime) -> Result<WorkerReport, WorkerError> {
     let started_ns = unix_ns(born);
     let scenario = &task.scenario;
     let n = scenario.total_tuples();
-    if task.index >= scenario.indexes.len() {
-        return Err(WorkerError::NoSuchIndex {
-            index: task.index,
-            indexes: scenario.indexes.len(),
-        });
-    }
-    if task.entries.start > task.entries.end || task.entries.end > n {
-        return Err(WorkerError::Range {
-            from: task.entries.start,
-            to: task.entries.end,
-            entries: n,
-        });
+    match &task.job {
+        WorkerJob::Index { index, entries } => {
+            if *index >= scenario.indexes.len() {
+                return Err(WorkerError::NoSuchIndex {
+                    index: *index,
+                    indexes: scenario.indexes.len(),
+                });
+            }
+            if entries.start > entries.end || entries.end > n {
+                return Err(WorkerError::Range {
+                    from: entries.start,
+                    to: entries.end,
+                    entries: n,
+                });
+            }
+        }
+        WorkerJob::HeapScan { pages } => {
+            if pages.start > pages.end || pages.end > u64::from(scenario.blocks) {
+                return Err(WorkerError::Pages {
+                    from: pages.start,
+                    to: pages.end,
+                    blocks: scenario.blocks,
+                });
+            }
+        }
     }
     let handle: SharedTidStoreHandle = task.handle.parse().map_err(WorkerError::Handle)?;
-    let store = SharedTidStore::attach(&handle).map_err(|source| WorkerError::Attach {
-        handle: task.handle.clone(),
-        source,
-    })?;
-    let reader = patiently(|| store.try_read()).map_err(|source| WorkerError::Lock {
-        handle: task.handle.clone(),
-        source,
-    })?;
-    let order = index_order(scenario, task.index, n);
+    let store =
+        SharedConcurrentTidStore::attach(&handle).map_err(|source| WorkerError::Attach {
+            handle: task.handle.clone(),
+            source,
+        })?;
     let attached_ns = unix_ns(SystemTime::now());
-    let mut phase = Progress::hidden().phase(String::new(), "entries", n, 0);
-    let found = lookups(
-        &reader,
-        scenario,
-        order.as_ref(),
-        task.entries.clone(),
-        &mut phase,
-    );
-    let done_ns = unix_ns(SystemTime::now());
-    drop(reader);
-    drop(store);
-    Ok(WorkerReport {
-        found,
-        entries: task.entries.end - task.entries.start,
+    let mut report = WorkerReport {
+        found: 0,
+        done: 0,
+        collected: 0,
         started_ns,
         attached_ns,
-        done_ns,
-    })
+        done_ns: 0,
+    };
+    match &task.job {
+        WorkerJob::Index { index, entries } => {
+            let order = index_order(scenario, *index, n);
+            let mut phase = Progress::hidden().phase(String::new(), "entries", n, 0);
+            report.found = lookups(
+                &store,
+                scenario,
+                order.as_ref(),
+                entries.clone(),
+                &mut phase,
+            );
+            report.done = entries.end - entries.start;
+        }
+        WorkerJob::HeapScan { pages } => {
+            // Checked above: the pages are the table's, so they fit a u32.
+            let pages = pages.start as u32..pages.end as u32;
+            let (scanned, collected) = scan(&store, &scenario.heap(), pages)?;
+            (report.done, report.collected) = (u64::from(scanned), collected);
+        }
+    }
+    report.done_ns = unix_ns(SystemTime::now());
+    Ok(report)
 }
 
-/// A worker's lookups: its share of one index pass.
+/// A heap-scan worker's share: adds the dead TIDs of `pages` to the store,
+/// in order, at the same time as the other workers add theirs, and stops
+/// after the page that fills the store. Returns the pages scanned and the
+/// TIDs added.
+fn scan(
+    store: &SharedConcurrentTidStore,
+    heap: &Heap,
+    pages: Range<u32>,
+) -> Result<(u32, u64), WorkerError> {
+    let mut offsets = Vec::with_capacity(usize::from(heap.tuples_per_page()));
+    let mut collected = 0u64;
+    for block in pages.clone() {
+        heap.dead_offsets(block, &mut offsets);
+        if !offsets.is_empty() {
+            store
+                .set_block_offsets(block, &offsets)
+                .map_err(|source| WorkerError::Write { block, source })?;
+            collected += offsets.len() as u64;
+        }
+        if store.is_full() {
+            return Ok((block + 1 - pages.start, collected));
+        }
+    }
+    Ok((pages.end - pages.start, collected))
+}
+
+/// A worker's lookups: its share of one index pass, without a lock.
 fn lookups(
-    reader: &SharedTidStoreReader<'_>,
+    store: &SharedConcurrentTidStore,
     scenario: &Scenario,
     order: Option<&RandomOrder>,
     entries: Range<u64>,
@@ -213,15 +267,16 @@ fn lookups(
     let tpp = scenario.tuples_per_page;
     match order {
         None => {
-            // A correlated index probes in heap order: the ordered lookup
-            // seeks on from the last block instead of from the root.
-            let mut ascending = reader.ordered_lookup();
-            correlated_pass(|tid| ascending.is_member(tid), tpp, entries, phase)
+            // A correlated index probes in heap order, a page's TIDs in a
+            // row: one lookup per page copies its offsets, and each TID is
+            // a bit test.
+            let mut page = PageBits::default();
+            correlated_pass(|tid| page.is_member(store, tid), tpp, entries, phase)
         }
         Some(permutation) => random_pass(
             |tids| {
                 let mut dead = 0;
-                reader.is_member_each(tids, |_, is_dead| dead += u64::from(is_dead));
+                store.is_member_each(tids, |_, is_dead| dead += u64::from(is_dead));
                 dead
             },
             tpp,
@@ -232,10 +287,40 @@ fn lookups(
     }
 }
 
-/// How the shared store's index passes are run.
+/// The dead offsets of the page a correlated index pass is on, copied
+/// out of the store as bits.
+#[derive(Default)]
+struct PageBits {
+    block: Option<u32>,
+    bits: Vec<u64>,
+}
+
+impl PageBits {
+    fn is_member(&mut self, store: &SharedConcurrentTidStore, tid: Tid) -> bool {
+        if self.block != Some(tid.block()) {
+            self.block = Some(tid.block());
+            self.bits.clear();
+            store.with_block(tid.block(), |page| {
+                for offset in page.offsets() {
+                    let word = usize::from(offset / 64);
+                    if self.bits.len() <= word {
+                        self.bits.resize(word + 1, 0);
+                    }
+                    self.bits[word] |= 1 << (offset % 64);
+                }
+            });
+        }
+        let offset = tid.offset();
+        self.bits
+            .get(usize::from(offset / 64))
+            .is_some_and(|word| word >> (offset % 64) & 1 != 0)
+    }
+}
+
+/// How the shared store's phases are run.
 #[derive(Clone, Debug)]
 pub struct Workers {
-    /// Worker processes per index pass, 1 to [`MAX_WORKERS`].
+    /// Worker processes per phase, 1 to [`MAX_WORKERS`].
     pub count: usize,
     /// The program the workers run: the `vacuum-sim` binary, which has the
     /// hidden worker mode (`--worker HANDLE ...`).
@@ -256,9 +341,11 @@ impl Workers {
     }
 }
 
-/// Runs the scenario with a fresh [`SharedTidStore`] filled by this process
-/// and index passes in worker processes. The store is destroyed (its shared
-/// memory unlinked) before this returns, whether the run succeeded or not.
+/// Runs the scenario with the TID store in shared memory, its heap scan
+/// and its index passes each in `workers.count` worker processes at once.
+/// Each round's store is destroyed (its shared memory unlinked) before
+/// the next is made and before this returns, whether the run succeeded or
+/// not.
 pub fn run_shared(
     scenario: &Scenario,
     workers: &Workers,
@@ -275,19 +362,10 @@ pub fn run_shared(
     let heap = scenario.heap();
     let dead = heap.count_dead();
     let started = Instant::now();
-    // validate() checked that the limit fits in a usize.
-    let max_bytes = usize::try_from(scenario.limit).unwrap_or(usize::MAX);
-    let store = SharedTidStore::create(max_bytes).map_err(|source| SharedError::Create {
-        bytes: scenario.limit,
-        source,
-    })?;
-    let mut leader = Leader::new(store, scenario, workers, progress);
-    let result = leader
-        .refresh()
-        .map_err(VacuumError::from)
-        .and_then(|()| drive(scenario, &heap, dead, &mut leader, started, progress));
+    let mut leader = Leader::new(scenario, workers, progress)?;
+    let result = drive(scenario, &heap, dead, &mut leader, started, progress);
     let Leader { store, summary, .. } = leader;
-    // Every worker has been reaped by now (a failed pass reaps its own
+    // Every worker has been reaped by now (a failed phase reaps its own
     // before returning), so nothing else holds the store.
     let destroyed = store.destroy().map_err(SharedError::Destroy);
     let mut stats = result?;
@@ -298,92 +376,88 @@ pub fn run_shared(
 
 /// The leader's side of the shared store.
 struct Leader<'a> {
-    store: SharedTidStore,
+    /// This round's store.
+    store: SharedConcurrentTidStore,
+    /// Its budget.
+    max_bytes: usize,
     workers: &'a Workers,
     progress: &'a Progress,
-    /// The handle the workers get.
-    handle: String,
     /// The arguments that tell a worker the table's shape.
     table_args: Vec<String>,
-    /// What the store said when this process last held its lock (only this
-    /// process writes, so it stays exact until the next write).
-    memory: u64,
-    tids: u64,
-    full: bool,
     summary: WorkerSummary,
 }
 
 impl<'a> Leader<'a> {
     fn new(
-        store: SharedTidStore,
         scenario: &Scenario,
         workers: &'a Workers,
         progress: &'a Progress,
-    ) -> Self {
-        let handle = workers
-            .handle_override
-            .clone()
-            .unwrap_or_else(|| store.handle().to_string());
+    ) -> Result<Self, SharedError> {
+        // validate() checked that the limit fits in a usize.
+        let max_bytes = usize::try_from(scenario.limit).unwrap_or(usize::MAX);
         let table_args = vec![
             "--blocks".to_string(),
             scenario.blocks.to_string(),
             "--tuples-per-page".to_string(),
             scenario.tuples_per_page.to_string(),
+            "--dead".to_string(),
+            scenario.dead.to_string(),
             "--indexes".to_string(),
             format_index_list(&scenario.indexes).replace(", ", ","),
             "--seed".to_string(),
             scenario.seed.to_string(),
             "--quiet".to_string(),
         ];
-        Self {
-            store,
+        Ok(Self {
+            store: Self::create(max_bytes)?,
+            max_bytes,
             workers,
             progress,
-            handle,
             table_args,
-            memory: 0,
-            tids: 0,
-            full: false,
             summary: WorkerSummary {
                 count: workers.count,
                 ..WorkerSummary::default()
             },
-        }
+        })
     }
 
-    fn write(&self) -> Result<SharedTidStoreWriter<'_>, SharedError> {
-        patiently(|| self.store.try_write()).map_err(|source| SharedError::Lock {
-            lock: "write",
+    fn create(max_bytes: usize) -> Result<SharedConcurrentTidStore, SharedError> {
+        SharedConcurrentTidStore::create(max_bytes).map_err(|source| SharedError::Create {
+            bytes: max_bytes as u64,
             source,
         })
     }
 
-    fn read(&self) -> Result<SharedTidStoreReader<'_>, SharedError> {
-        patiently(|| self.store.try_read()).map_err(|source| SharedError::Lock {
-            lock: "read",
-            source,
-        })
+    /// The handle the workers get.
+    fn handle(&self) -> String {
+        self.workers
+            .handle_override
+            .clone()
+            .unwrap_or_else(|| self.store.handle().to_string())
     }
 
-    /// Reads the store's size, TID count and fullness under the read lock.
-    fn refresh(&mut self) -> Result<(), SharedError> {
-        let r = self.read()?;
-        let (memory, tids, full) = (r.memory_usage() as u64, r.num_tids(), r.is_full());
-        drop(r);
-        (self.memory, self.tids, self.full) = (memory, tids, full);
-        Ok(())
-    }
-
-    /// Starts one worker on `share` of index `j`.
-    fn spawn(&self, j: usize, worker: usize, share: &Range<u64>) -> Result<Child, SharedError> {
-        Command::new(&self.workers.program)
+    /// Starts one worker on `job`.
+    fn spawn(&self, worker: usize, job: &WorkerJob) -> Result<Child, SharedError> {
+        let mut command = Command::new(&self.workers.program);
+        command
             .arg("--worker")
-            .arg(&self.handle)
-            .args(&self.table_args)
-            .arg("--worker-index")
-            .arg(j.to_string())
-            .arg("--worker-range")
-            .arg(format!("{}..{}", share.start, share.end))
+            .arg(self.handle())
+            .args(&self.table_args);
+        match job {
+            WorkerJob::HeapScan { pages } => {
+                command
+                    .arg("--worker-pages")
+                    .arg(format!("{}..{}", pages.start, pages.end));
+            }
+            WorkerJob::Index { index, entries } => {
+                command
+                    .arg("--worker-index")
+                    .arg(index.to_string())
+                    .arg("--worker-range")
+                    .arg(format!("{}..{}", entries.start, entries.end));
+            }
+        }
+        command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -394,10 +468,76 @@ impl<'a> Leader<'a> {
                 source,
             })
     }
+
+    /// Runs one worker per job, all at once, and waits for every one:
+    /// their reports, in job order, each with when its worker was
+    /// spawned. A worker that fails fails the phase, after the others are
+    /// killed and reaped.
+    fn run_crew(&self, jobs: &[WorkerJob]) -> Result<Vec<(WorkerReport, u64)>, VacuumError> {
+        let count = jobs.len();
+        let mut crew = Crew {
+            children: Vec::with_capacity(count),
+        };
+        let mut spawned_ns = Vec::with_capacity(count);
+        let (done, outputs) = mpsc::channel();
+        for (k, job) in jobs.iter().enumerate() {
+            spawned_ns.push(unix_ns(SystemTime::now()));
+            let mut child = self.spawn(k, job)?;
+            collect(k, &mut child, done.clone());
+            crew.children.push(Some(child));
+        }
+        drop(done);
+        let mut reports = vec![None; count];
+        for _ in 0..count {
+            // Every reader thread sends once; the channel closes only after.
+            let output = outputs.recv().map_err(|_| SharedError::Wait {
+                worker: 0,
+                source: io::Error::other("a worker's output reader stopped"),
+            })?;
+            let k = output.worker;
+            let status = crew.reap(k).map_err(|source| SharedError::Wait {
+                worker: k + 1,
+                source,
+            })?;
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            if !status.success() {
+                return Err(SharedError::WorkerFailed {
+                    worker: k + 1,
+                    count,
+                    task: jobs[k].describe(),
+                    status: status.to_string(),
+                    stderr: clip(&String::from_utf8_lossy(&output.stderr), STDERR_KEPT),
+                }
+                .into());
+            }
+            let report: WorkerReport =
+                serde_json::from_str(stdout.trim()).map_err(|e| SharedError::BadReport {
+                    worker: k + 1,
+                    task: jobs[k].describe(),
+                    output: clip(&stdout, 200),
+                    reason: e.to_string(),
+                })?;
+            let (expected, exact) = match &jobs[k] {
+                WorkerJob::HeapScan { pages } => (pages.end - pages.start, false),
+                WorkerJob::Index { entries, .. } => (entries.end - entries.start, true),
+            };
+            if report.done > expected || (exact && report.done != expected) {
+                return Err(SharedError::WrongShare {
+                    worker: k + 1,
+                    task: jobs[k].describe(),
+                    done: report.done,
+                    expected,
+                }
+                .into());
+            }
+            reports[k] = Some((report, spawned_ns[k]));
+        }
+        Ok(reports.into_iter().flatten().collect())
+    }
 }
 
-/// The worker processes of one index pass. Dropping it kills and reaps
-/// every worker not yet reaped, so none outlives a failed pass.
+/// The worker processes of one phase. Dropping it kills and reaps every
+/// worker not yet reaped, so none outlives a failed phase.
 struct Crew {
     children: Vec<Option<Child>>,
 }
@@ -468,28 +608,54 @@ impl Vacuumable for Leader<'_> {
         true
     }
 
-    /// One page under the write lock, as PostgreSQL takes its lock around
-    /// each `TidStoreSetBlockOffsets`.
+    /// One page, from this process: the store takes writers at any time.
     fn add_page(&mut self, block: u32, offsets: &[u16]) -> Result<(), VacuumError> {
-        let mut w = self.write()?;
-        w.set_block_offsets(block, offsets)
+        self.store
+            .set_block_offsets(block, offsets)
             .map_err(StoreError::from)?;
-        let (memory, tids, full) = (w.memory_usage() as u64, w.num_tids(), w.is_full());
-        drop(w);
-        (self.memory, self.tids, self.full) = (memory, tids, full);
         Ok(())
     }
 
+    fn heap_scan_workers(&self) -> Option<usize> {
+        Some(self.workers.count)
+    }
+
+    /// Starts one worker per range, all at once, and waits for every one.
+    fn scan_pages(&mut self, ranges: &[Range<u32>]) -> Result<Vec<(u32, u64)>, VacuumError> {
+        let jobs: Vec<WorkerJob> = ranges
+            .iter()
+            .map(|r| WorkerJob::HeapScan {
+                pages: u64::from(r.start)..u64::from(r.end),
+            })
+            .collect();
+        let reports = self.run_crew(&jobs)?;
+        let mut slowest = 0u64;
+        let mut scanned = Vec::with_capacity(reports.len());
+        for (report, spawned_ns) in &reports {
+            slowest = slowest.max(report.done_ns.saturating_sub(*spawned_ns));
+            // At most the range's length (checked by `run_crew`), so it
+            // fits a u32.
+            scanned.push((report.done as u32, report.collected));
+        }
+        self.summary.scan_launched += reports.len() as u64;
+        self.progress.line(&format!(
+            "[shared] heap scan: {} workers, slowest {:.1} ms from spawn to its last page",
+            reports.len(),
+            slowest as f64 / 1e6
+        ));
+        Ok(scanned)
+    }
+
     fn is_full(&self) -> bool {
-        self.full
+        self.store.is_full()
     }
 
     fn memory_usage(&self) -> u64 {
-        self.memory
+        self.store.memory_usage() as u64
     }
 
     fn num_tids(&self) -> u64 {
-        self.tids
+        self.store.num_tids()
     }
 
     /// Starts the workers on their shares, waits for every one, and sums
@@ -503,72 +669,23 @@ impl Vacuumable for Leader<'_> {
     ) -> Result<u64, VacuumError> {
         let n = heap.num_tuples();
         let count = self.workers.count;
-        let shares = shares(n, count);
-        let mut crew = Crew {
-            children: Vec::with_capacity(count),
-        };
-        let mut spawned_ns = Vec::with_capacity(count);
-        let (done, outputs) = mpsc::channel();
-        for (k, share) in shares.iter().enumerate() {
-            spawned_ns.push(unix_ns(SystemTime::now()));
-            let mut child = self.spawn(j, k, share)?;
-            collect(k, &mut child, done.clone());
-            crew.children.push(Some(child));
-        }
-        drop(done);
+        let jobs: Vec<WorkerJob> = shares(n, count)
+            .into_iter()
+            .map(|entries| WorkerJob::Index { index: j, entries })
+            .collect();
+        let reports = self.run_crew(&jobs)?;
         let mut found = 0u64;
         let (mut start, mut attach, mut lookups, mut last_done) = (0u64, 0u64, 0u64, 0u64);
-        let mut each = vec![String::new(); count];
-        for _ in 0..count {
-            // Every reader thread sends once; the channel closes only after.
-            let output = outputs.recv().map_err(|_| SharedError::Wait {
-                worker: 0,
-                source: io::Error::other("a worker's output reader stopped"),
-            })?;
-            let k = output.worker;
-            let share = &shares[k];
-            let status = crew.reap(k).map_err(|source| SharedError::Wait {
-                worker: k + 1,
-                source,
-            })?;
-            let stdout = String::from_utf8_lossy(&output.stdout);
-            if !status.success() {
-                return Err(SharedError::WorkerFailed {
-                    worker: k + 1,
-                    count,
-                    index: j + 1,
-                    from: share.start,
-                    to: share.end,
-                    status: status.to_string(),
-                    stderr: clip(&String::from_utf8_lossy(&output.stderr), STDERR_KEPT),
-                }
-                .into());
-            }
-            let report: WorkerReport =
-                serde_json::from_str(stdout.trim()).map_err(|e| SharedError::BadReport {
-                    worker: k + 1,
-                    index: j + 1,
-                    output: clip(&stdout, 200),
-                    reason: e.to_string(),
-                })?;
-            let expected = share.end - share.start;
-            if report.entries != expected {
-                return Err(SharedError::WrongShare {
-                    worker: k + 1,
-                    index: j + 1,
-                    entries: report.entries,
-                    expected,
-                }
-                .into());
-            }
+        let mut each = Vec::with_capacity(count);
+        for (report, spawned_ns) in &reports {
             found += report.found;
-            each[k] = format!(
+            each.push(format!(
                 "{:.1}+{:.1}+{:.1}",
-                report.started_ns.saturating_sub(spawned_ns[k]) as f64 / 1e6,
+                report.started_ns.saturating_sub(*spawned_ns) as f64 / 1e6,
                 report.attached_ns.saturating_sub(report.started_ns) as f64 / 1e6,
                 report.done_ns.saturating_sub(report.attached_ns) as f64 / 1e6
-            );
-            start = start.max(report.started_ns.saturating_sub(spawned_ns[k]));
+            ));
+            start = start.max(report.started_ns.saturating_sub(*spawned_ns));
             attach = attach.max(report.attached_ns.saturating_sub(report.started_ns));
             lookups = lookups.max(report.done_ns.saturating_sub(report.attached_ns));
             last_done = last_done.max(report.done_ns);
@@ -589,27 +706,26 @@ impl Vacuumable for Leader<'_> {
         Ok(found)
     }
 
-    /// Reads every block's offsets under the read lock.
+    /// Walks every block's offsets, without a lock.
     fn heap_pass<F: FnMut(u32, &[u16])>(
         &mut self,
         buf: &mut [u16],
         mut f: F,
     ) -> Result<(), VacuumError> {
-        let r = self.read()?;
-        for block in r.iter() {
+        self.store.for_each_block(.., |block| {
             let n = block.copy_offsets(buf);
             f(block.block(), &buf[..n]);
-        }
+        });
         Ok(())
     }
 
-    /// Empties the store under the write lock.
+    /// Replaces the store with a new, empty one, as PostgreSQL's vacuum
+    /// does between rounds (`dead_items_reset`): the old one's shared
+    /// memory goes back to the system.
     fn clear(&mut self) -> Result<(), VacuumError> {
-        let mut w = self.write()?;
-        w.clear();
-        let (memory, tids, full) = (w.memory_usage() as u64, w.num_tids(), w.is_full());
-        drop(w);
-        (self.memory, self.tids, self.full) = (memory, tids, full);
+        let fresh = Self::create(self.max_bytes)?;
+        let old = std::mem::replace(&mut self.store, fresh);
+        old.destroy().map_err(SharedError::Destroy)?;
         Ok(())
     }
 }

@@ -145,8 +145,9 @@ pub struct VacuumStats {
     pub workers: Option<WorkerSummary>,
 }
 
-/// How the shared store's index passes ran: `count` worker processes per
-/// index pass, each given a contiguous share of the index's entries.
+/// How the shared store's phases ran in worker processes: `count` per
+/// heap-scan stretch and per index pass, each given a contiguous share of
+/// the pages or of the index's entries.
 ///
 /// The durations profile where [`VacuumStats::index`] went. For each index
 /// pass they take the slowest worker's, and add those up over the passes;
@@ -156,8 +157,11 @@ pub struct VacuumStats {
 pub struct WorkerSummary {
     /// Worker processes per index pass.
     pub count: usize,
-    /// Worker processes started over the whole run.
+    /// Index-pass worker processes started over the whole run.
     pub launched: u64,
+    /// Heap-scan worker processes started over the whole run (`count` per
+    /// stretch of the scan between two rounds).
+    pub scan_launched: u64,
     /// From asking the system for the process to the worker's `main`:
     /// `fork`, `exec`, loading the program.
     pub start: Duration,
@@ -296,6 +300,18 @@ pub(crate) trait Vacuumable {
     /// As [`DeadTupleStore::is_full`].
     fn is_full(&self) -> bool;
 
+    /// How many worker processes scan the heap at once, or `None` if this
+    /// process scans it, page by page through
+    /// [`add_page`](Vacuumable::add_page).
+    fn heap_scan_workers(&self) -> Option<usize>;
+
+    /// Scans each of `ranges` of pages in a worker of its own, all at
+    /// once: for each range, the pages its worker scanned (all of them, or
+    /// up to the one that filled the store) and the dead TIDs it added.
+    /// Called only when [`heap_scan_workers`](Vacuumable::heap_scan_workers)
+    /// says there are workers.
+    fn scan_pages(&mut self, ranges: &[Range<u32>]) -> Result<Vec<(u32, u64)>, VacuumError>;
+
     /// As [`DeadTupleStore::memory_usage`].
     fn memory_usage(&self) -> u64;
 
@@ -386,6 +402,28 @@ impl<S: DeadTupleStore> Vacuumable for InProcess<'_, S> {
         self.0.clear();
         Ok(())
     }
+
+    fn heap_scan_workers(&self) -> Option<usize> {
+        None
+    }
+
+    fn scan_pages(&mut self, _: &[Range<u32>]) -> Result<Vec<(u32, u64)>, VacuumError> {
+        unreachable!("a store in this process is filled by this process")
+    }
+}
+
+/// Splits `n` entries into `count` contiguous shares of (nearly) equal
+/// size, in order: share `k` is `n·k/count .. n·(k+1)/count`.
+///
+/// ```
+/// use vacuum_sim::vacuum::shares;
+/// assert_eq!(shares(10, 3), [0..3, 3..6, 6..10]);
+/// assert_eq!(shares(1, 2), [0..0, 0..1]);
+/// ```
+pub fn shares(n: u64, count: usize) -> Vec<Range<u64>> {
+    let count = count.max(1) as u128;
+    let cut = |k: u128| (u128::from(n) * k / count) as u64;
+    (0..count).map(|k| cut(k)..cut(k + 1)).collect()
 }
 
 /// The mutable state of one run.
@@ -452,6 +490,11 @@ pub(crate) fn drive<V: Vacuumable>(
         },
     };
     let blocks = heap.blocks();
+    if let Some(workers) = store.heap_scan_workers() {
+        run.scan_in_workers(store, workers)?;
+        run.stats.total = started.elapsed();
+        return Ok(run.stats);
+    }
     let mut offsets = Vec::with_capacity(usize::from(heap.tuples_per_page()));
     let mut scan = run.start_scan(0);
     let mut scan_started = Instant::now();
@@ -493,6 +536,45 @@ pub(crate) fn drive<V: Vacuumable>(
 }
 
 impl Run<'_> {
+    /// The heap scan in `workers` worker processes at once, each scanning
+    /// a contiguous range of pages; a round whenever the store fills, and
+    /// the last one at the end.
+    fn scan_in_workers<V: Vacuumable>(
+        &mut self,
+        store: &mut V,
+        workers: usize,
+    ) -> Result<(), VacuumError> {
+        let blocks = self.heap.blocks();
+        // Shares of a u32 count are u32s.
+        let mut left: Vec<Range<u32>> = shares(u64::from(blocks), workers)
+            .into_iter()
+            .map(|r| r.start as u32..r.end as u32)
+            .collect();
+        loop {
+            let from = left.first().map_or(blocks, |r| r.start);
+            let scan = self.start_scan(from);
+            let started = Instant::now();
+            let scanned = store.scan_pages(&left)?;
+            self.stats.heap_scan += started.elapsed();
+            for (range, &(pages, collected)) in left.iter_mut().zip(&scanned) {
+                range.start += pages;
+                self.stats.collected += collected;
+            }
+            self.stats.peak_bytes = self.stats.peak_bytes.max(store.memory_usage());
+            left.retain(|r| !r.is_empty());
+            let reached = left.first().map_or(blocks, |r| r.start);
+            self.end_scan(scan, from, reached, &*store);
+            if left.is_empty() {
+                break;
+            }
+            self.round(store)?;
+        }
+        if store.num_tids() > 0 {
+            self.round(store)?;
+        }
+        Ok(())
+    }
+
     fn label(&self, what: &str) -> String {
         format!(
             "[{}] pass {} {what}",

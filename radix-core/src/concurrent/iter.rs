@@ -26,6 +26,7 @@ use crate::key::{Key, SPAN};
 pub struct Iter<'a, C: Config, S: Space = LocalSpace>
 where
     C::Layout: ConcurrentLayout,
+    ValueOf<C>: Clone,
 {
     tree: &'a ConcurrentTree<C, S>,
     /// Keys above this remain, less those buffered at the back.
@@ -42,7 +43,7 @@ where
 
 /// Which end a seek starts from.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum End {
+pub(super) enum End {
     Front,
     Back,
 }
@@ -66,6 +67,7 @@ fn below<K: Ord>(key: K, hi: &Bound<K>) -> bool {
 impl<'a, C: Config, S: Space> Iter<'a, C, S>
 where
     C::Layout: ConcurrentLayout,
+    ValueOf<C>: Clone,
 {
     fn new(tree: &'a ConcurrentTree<C, S>, lo: Bound<C::Key>, hi: Bound<C::Key>) -> Self {
         Self {
@@ -83,48 +85,59 @@ where
         if self.drained {
             return false;
         }
-        let pin = self.tree.reclaimer.pin();
-        let root = pin.load(self.tree.root());
         let out = match end {
             End::Front => &mut self.front,
             End::Back => &mut self.back,
         };
-        let mut seek = Seek::<C, S> {
-            tree: self.tree,
-            pin: &pin,
-            lo: &self.lo,
-            hi: &self.hi,
-            end,
-            out,
-        };
-        seek.subtree(root);
-        match (end, out_last(&self.front, &self.back, end)) {
-            (_, None) => {
-                self.drained = true;
-                false
-            }
-            (End::Front, Some(key)) => {
-                self.lo = Bound::Excluded(key);
-                true
-            }
-            (End::Back, Some(key)) => {
-                self.hi = Bound::Excluded(key);
-                true
-            }
+        let more = step(self.tree, &mut self.lo, &mut self.hi, end, |key, value| {
+            out.push_back((key, value.clone()));
+        });
+        self.drained = !more;
+        more
+    }
+}
+
+/// One step of a walk between `lo` and `hi` from `end`: pins, calls
+/// `emit` on the entries of the next last-level node (or lazy leaf) in
+/// range, in order, moves the bound at `end` past them, and unpins. False
+/// if nothing was left in range.
+pub(super) fn step<C: Config, S: Space>(
+    tree: &ConcurrentTree<C, S>,
+    lo: &mut Bound<C::Key>,
+    hi: &mut Bound<C::Key>,
+    end: End,
+    emit: impl FnMut(C::Key, &ValueOf<C>),
+) -> bool
+where
+    C::Layout: ConcurrentLayout,
+{
+    let pin = tree.reclaimer.pin();
+    let root = pin.load(tree.root());
+    let mut seek = Seek::<C, S, _> {
+        tree,
+        pin: &pin,
+        lo: &*lo,
+        hi: &*hi,
+        end,
+        emit,
+        last: None,
+    };
+    seek.subtree(root);
+    match (end, seek.last) {
+        (_, None) => false,
+        (End::Front, Some(key)) => {
+            *lo = Bound::Excluded(key);
+            true
+        }
+        (End::Back, Some(key)) => {
+            *hi = Bound::Excluded(key);
+            true
         }
     }
 }
 
-/// The key last buffered at `end`.
-fn out_last<K: Copy, V>(front: &VecDeque<(K, V)>, back: &VecDeque<(K, V)>, end: End) -> Option<K> {
-    match end {
-        End::Front => front.back().map(|(k, _)| *k),
-        End::Back => back.back().map(|(k, _)| *k),
-    }
-}
-
-/// One refill's walk.
-struct Seek<'s, 'p, C: Config, S: Space>
+/// One step's walk.
+struct Seek<'s, 'p, C: Config, S: Space, E>
 where
     C::Layout: ConcurrentLayout,
 {
@@ -133,13 +146,21 @@ where
     lo: &'s Bound<C::Key>,
     hi: &'s Bound<C::Key>,
     end: End,
-    out: &'s mut VecDeque<(C::Key, ValueOf<C>)>,
+    emit: E,
+    /// The key last emitted.
+    last: Option<C::Key>,
 }
 
-impl<C: Config, S: Space> Seek<'_, '_, C, S>
+impl<C: Config, S: Space, E: FnMut(C::Key, &ValueOf<C>)> Seek<'_, '_, C, S, E>
 where
     C::Layout: ConcurrentLayout,
 {
+    /// Hands `key`'s value to the step's consumer.
+    fn out(&mut self, key: C::Key, value: &ValueOf<C>) {
+        (self.emit)(key, value);
+        self.last = Some(key);
+    }
+
     /// Whether `key` is in the range still to return.
     fn wanted(&self, key: C::Key) -> bool {
         above(key, self.lo) && below(key, self.hi)
@@ -155,9 +176,10 @@ where
         }
         let Some(kind) = Kind::of(word) else {
             // SAFETY: a lazy leaf of this tree, loaded under the pin.
-            let cell = unsafe { self.tree.cell_at(word) };
-            if self.wanted(cell.key) {
-                self.out.push_back((cell.key, cell.value.clone()));
+            let key = unsafe { self.tree.cell_key(word) };
+            if self.wanted(key) {
+                // SAFETY: as above.
+                unsafe { self.tree.with_cell(word, |value| self.out(key, value)) };
                 return true;
             }
             return false;
@@ -177,9 +199,9 @@ where
             let key = base.with_chunk(shift, chunk);
             if shift == 0 {
                 if seek.wanted(key) {
+                    let tree = seek.tree;
                     // SAFETY: a last-level slot word, under the pin.
-                    let value = unsafe { seek.tree.with_value(child, ValueOf::<C>::clone) };
-                    seek.out.push_back((key, value));
+                    unsafe { tree.with_value(child, |value| seek.out(key, value)) };
                 }
                 false
             } else {
@@ -202,7 +224,7 @@ where
                 }
             }
         }
-        !self.out.is_empty()
+        self.last.is_some()
     }
 }
 
@@ -220,6 +242,7 @@ fn max_under<K: Key>(base: K, shift: u32) -> K {
 impl<C: Config, S: Space> Iterator for Iter<'_, C, S>
 where
     C::Layout: ConcurrentLayout,
+    ValueOf<C>: Clone,
 {
     type Item = (C::Key, ValueOf<C>);
 
@@ -237,6 +260,7 @@ where
 impl<C: Config, S: Space> DoubleEndedIterator for Iter<'_, C, S>
 where
     C::Layout: ConcurrentLayout,
+    ValueOf<C>: Clone,
 {
     fn next_back(&mut self) -> Option<Self::Item> {
         if let Some(entry) = self.back.pop_front() {
@@ -249,14 +273,50 @@ where
     }
 }
 
-impl<C: Config, S: Space> core::iter::FusedIterator for Iter<'_, C, S> where
-    C::Layout: ConcurrentLayout
+impl<C: Config, S: Space> core::iter::FusedIterator for Iter<'_, C, S>
+where
+    C::Layout: ConcurrentLayout,
+    ValueOf<C>: Clone,
 {
 }
 
 impl<C: Config, S: Space> ConcurrentTree<C, S>
 where
     C::Layout: ConcurrentLayout,
+{
+    /// Calls `f` on every entry with a key in `range`, in key order,
+    /// lending it the value: iteration for values that are not `Clone`
+    /// (varlen values), or that need not be cloned. It promises what
+    /// [`iter`](Self::iter) does under concurrent writes, and holds a pin
+    /// only while it visits one last-level node.
+    ///
+    /// ```
+    /// radix_core::radix_tree! {
+    ///     pub struct Names { key: u32, value: String, layout: leaf, concurrency: rowex }
+    /// }
+    /// let names = Names::new();
+    /// for (k, name) in [(1, "one"), (2, "two"), (3, "three")] {
+    ///     names.insert(k, name.to_string());
+    /// }
+    /// let mut letters = 0;
+    /// names.for_each_in(2.., |_, name| letters += name.len());
+    /// assert_eq!(letters, 3 + 5);
+    /// ```
+    pub fn for_each_in(
+        &self,
+        range: impl RangeBounds<C::Key>,
+        mut f: impl FnMut(C::Key, &ValueOf<C>),
+    ) {
+        let mut lo = range.start_bound().cloned();
+        let mut hi = range.end_bound().cloned();
+        while step(self, &mut lo, &mut hi, End::Front, &mut f) {}
+    }
+}
+
+impl<C: Config, S: Space> ConcurrentTree<C, S>
+where
+    C::Layout: ConcurrentLayout,
+    ValueOf<C>: Clone,
 {
     /// The entries in key order, with copies of their values.
     ///

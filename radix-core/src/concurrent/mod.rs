@@ -95,14 +95,20 @@ pub use space::{LocalSpace, Space};
 
 use crate::config::Config;
 use crate::key::Key;
-use layout::{Cell, CellReclaim};
+use layout::{CellReclaim, SlotReclaim};
 use lock::{LockGuard, Locked, NodeLock};
 use node::{Entries, Kind, NodeReclaim, NodeRef};
 use reclaim::{Pin, Reclaimer};
 use sync::{AtomicPtr, Ordering};
 
-/// The value type of configuration `C`.
+/// The value type of configuration `C`: what lookups lend.
 pub type ValueOf<C> = <<C as Config>::Layout as ConcurrentLayout>::Value;
+/// What `insert` takes in configuration `C`: the value, or a reference to
+/// a varlen value.
+pub type InputOf<'a, C> = <<C as Config>::Layout as ConcurrentLayout>::Input<'a>;
+/// What `insert` and `remove` return in configuration `C` for the value
+/// they replaced: `Option<V>`, or whether there was one for varlen values.
+pub type OldOf<C> = <<C as Config>::Layout as ConcurrentLayout>::Old;
 
 /// An ordered map that threads share: lock-free reads, per-node write
 /// locks. Declare one with `concurrency: rowex` in
@@ -200,6 +206,12 @@ where
 
     /// An empty tree in `space`.
     pub(crate) fn in_space(space: S) -> Self {
+        const {
+            assert!(
+                !Self::LAZY || <C::Layout as ConcurrentLayout>::LAZY_LEAVES,
+                "this value layout has no lazy leaves: compress paths only"
+            )
+        };
         Self {
             reclaimer: Reclaimer::new(space.table()),
             space,
@@ -207,12 +219,13 @@ where
         }
     }
 
-    /// The layouts of every object the tree allocates: its node kinds,
-    /// and its cells if it has any (lazy leaves, or leaf-layout values).
+    /// The layouts of the objects the tree allocates most: its node
+    /// kinds, and its cells if it has any (lazy leaves, or leaf-layout
+    /// values). Varlen values' leaves vary in size.
     pub(crate) fn object_layouts() -> Vec<core::alloc::Layout> {
         let mut layouts = node::layouts::<C::Key>().to_vec();
         if Self::LAZY || !Self::EMBEDS {
-            layouts.push(core::alloc::Layout::new::<Cell<C::Key, ValueOf<C>>>());
+            layouts.extend(<C::Layout as ConcurrentLayout>::cell_layout::<C::Key>());
         }
         layouts
     }
@@ -254,7 +267,8 @@ where
 
     /// Whether the tree holds no key.
     pub fn is_empty(&self) -> bool {
-        self.iter().next().is_none()
+        let (mut lo, mut hi) = (core::ops::Bound::Unbounded, core::ops::Bound::Unbounded);
+        !iter::step(self, &mut lo, &mut hi, iter::End::Front, |_, _| {})
     }
 
     /// The number of keys, counted by a walk: linear in the tree's size,
@@ -262,7 +276,9 @@ where
     /// returns. (A shared counter would be one cache line every writer
     /// stores to, which the writers of disjoint subtrees would fight over.)
     pub fn len(&self) -> usize {
-        self.iter().count()
+        let mut len = 0;
+        self.for_each_in(.., |_, _| len += 1);
+        len
     }
 
     /// Whether the last-level slots of a node at `shift` hold embedded
@@ -270,6 +286,18 @@ where
     #[inline(always)]
     fn values_at(shift: u32) -> bool {
         Self::EMBEDS && shift == 0
+    }
+
+    /// What a write returns when it replaced nothing.
+    #[inline(always)]
+    fn absent() -> OldOf<C> {
+        <C::Layout as ConcurrentLayout>::absent()
+    }
+
+    /// What a write returns for the value it replaced.
+    #[inline(always)]
+    fn old_of(value: &ValueOf<C>) -> OldOf<C> {
+        <C::Layout as ConcurrentLayout>::old(value)
     }
 
     /// The slot a parent holds a child in.
@@ -313,16 +341,26 @@ where
         unsafe { NodeRef::new(self.space.resolve(word), kind) }
     }
 
-    /// The cell a word loaded under a pin names.
+    /// The key of a lazy leaf loaded under a pin.
     ///
     /// # Safety
     ///
-    /// As [`node_at`](Self::node_at), for a cell (a lazy leaf or a leaf
-    /// layout's value).
+    /// As [`node_at`](Self::node_at), for a lazy leaf.
     #[inline(always)]
-    unsafe fn cell_at<'p>(&self, word: *mut u8) -> &'p Cell<C::Key, ValueOf<C>> {
+    unsafe fn cell_key(&self, word: *mut u8) -> C::Key {
         // SAFETY: the caller's contract.
-        unsafe { Cell::get(self.space.resolve(word)) }
+        unsafe { <C::Layout as ConcurrentLayout>::cell_key::<C::Key, S>(&self.space, word) }
+    }
+
+    /// Calls `f` on the value of a lazy leaf loaded under a pin.
+    ///
+    /// # Safety
+    ///
+    /// As [`cell_key`](Self::cell_key).
+    #[inline(always)]
+    unsafe fn with_cell<R>(&self, word: *mut u8, f: impl FnOnce(&ValueOf<C>) -> R) -> R {
+        // SAFETY: the caller's contract.
+        unsafe { <C::Layout as ConcurrentLayout>::with_cell::<C::Key, S, R>(&self.space, word, f) }
     }
 
     /// Calls `f` on the value in a last-level slot word.
@@ -356,12 +394,12 @@ where
     }
 
     /// A new lazy leaf.
-    fn new_cell(&self, key: C::Key, value: ValueOf<C>) -> Result<*mut u8, S::Error> {
-        Cell::alloc(&self.space, key, value)
+    fn new_cell(&self, key: C::Key, value: InputOf<'_, C>) -> Result<*mut u8, S::Error> {
+        <C::Layout as ConcurrentLayout>::new_cell(&self.space, key, value)
     }
 
     /// A last-level slot word for `value`.
-    fn new_slot(&self, key: C::Key, value: ValueOf<C>) -> Result<*mut u8, S::Error> {
+    fn new_slot(&self, key: C::Key, value: InputOf<'_, C>) -> Result<*mut u8, S::Error> {
         <C::Layout as ConcurrentLayout>::into_slot(&self.space, key, value)
     }
 
@@ -383,14 +421,27 @@ where
         unsafe { pin.retire::<NodeReclaim<C::Key, S>>(word, self.space_context()) };
     }
 
-    /// Retires an unlinked cell (a lazy leaf, or a leaf layout's value).
+    /// Retires an unlinked lazy leaf.
     ///
     /// # Safety
     ///
-    /// As [`retire_node`](Self::retire_node), for a cell.
+    /// As [`retire_node`](Self::retire_node), for a lazy leaf.
     unsafe fn retire_cell(&self, pin: &Pin<'_, S::Table>, word: *mut u8) {
         // SAFETY: as in `retire_node`.
-        unsafe { pin.retire::<CellReclaim<C::Key, ValueOf<C>, S>>(word, self.space_context()) };
+        unsafe { pin.retire::<CellReclaim<C::Layout, C::Key, S>>(word, self.space_context()) };
+    }
+
+    /// Retires a last-level slot word a write unlinked, if it holds
+    /// memory.
+    ///
+    /// # Safety
+    ///
+    /// As [`retire_node`](Self::retire_node), for a slot word.
+    unsafe fn retire_slot(&self, pin: &Pin<'_, S::Table>, word: *mut u8) {
+        if !Self::EMBEDS {
+            // SAFETY: as in `retire_node`.
+            unsafe { pin.retire::<SlotReclaim<C::Layout, C::Key, S>>(word, self.space_context()) };
+        }
     }
 
     /// Frees a subtree no thread can reach: one that was never published
@@ -401,7 +452,7 @@ where
             return;
         }
         let Some(kind) = Kind::of(word) else {
-            // SAFETY: a cell of this tree, reachable once, owned.
+            // SAFETY: a lazy leaf of this tree, reachable once, owned.
             unsafe { self.free_cell(word) };
             return;
         };
@@ -413,9 +464,9 @@ where
         for (_, child) in entries.iter() {
             if shift > 0 {
                 self.discard(pin, child);
-            } else if !Self::EMBEDS {
-                // SAFETY: a leaf layout's value cell, owned.
-                unsafe { self.free_cell(child) };
+            } else {
+                // SAFETY: a last-level slot word, owned.
+                unsafe { self.free_slot(child) };
             }
         }
         // SAFETY: reachable once, owned, its children freed above.
@@ -427,9 +478,9 @@ where
     fn discard_child(&self, word: *mut u8, parent_shift: u32) {
         if parent_shift > 0 {
             self.discard(&self.reclaimer.pin(), word);
-        } else if !Self::EMBEDS {
-            // SAFETY: a leaf layout's value cell, never published.
-            unsafe { self.free_cell(word) };
+        } else {
+            // SAFETY: a last-level slot word, never published.
+            unsafe { self.free_slot(word) };
         }
     }
 
@@ -443,14 +494,25 @@ where
         unsafe { node::free::<C::Key, S>(&self.space, word) };
     }
 
-    /// Frees one cell no thread can reach.
+    /// Frees one lazy leaf no thread can reach.
     ///
     /// # Safety
     ///
-    /// `word` is a cell this tree made, unreachable, freed once.
+    /// `word` is a lazy leaf this tree made, unreachable, freed once.
     unsafe fn free_cell(&self, word: *mut u8) {
         // SAFETY: the caller's contract.
-        unsafe { Cell::<C::Key, ValueOf<C>>::free(&self.space, word) };
+        unsafe { <C::Layout as ConcurrentLayout>::free_cell::<C::Key, S>(&self.space, word) };
+    }
+
+    /// Frees what a last-level slot word no thread can reach holds.
+    ///
+    /// # Safety
+    ///
+    /// `word` is a last-level slot word this tree made, unreachable,
+    /// freed once.
+    unsafe fn free_slot(&self, word: *mut u8) {
+        // SAFETY: the caller's contract.
+        unsafe { <C::Layout as ConcurrentLayout>::free_slot::<C::Key, S>(&self.space, word) };
     }
 }
 
@@ -506,26 +568,30 @@ where
     ValueOf<C>: fmt::Debug,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map().entries(self.iter()).finish()
+        let mut map = f.debug_map();
+        self.for_each_in(.., |key, value| {
+            map.entry(&key, &value);
+        });
+        map.finish()
     }
 }
 
-impl<C: Config> Extend<(C::Key, ValueOf<C>)> for ConcurrentTree<C>
+impl<'i, C: Config> Extend<(C::Key, InputOf<'i, C>)> for ConcurrentTree<C>
 where
     C::Layout: ConcurrentLayout,
 {
-    fn extend<I: IntoIterator<Item = (C::Key, ValueOf<C>)>>(&mut self, items: I) {
+    fn extend<I: IntoIterator<Item = (C::Key, InputOf<'i, C>)>>(&mut self, items: I) {
         for (key, value) in items {
             self.insert(key, value);
         }
     }
 }
 
-impl<C: Config> FromIterator<(C::Key, ValueOf<C>)> for ConcurrentTree<C>
+impl<'i, C: Config> FromIterator<(C::Key, InputOf<'i, C>)> for ConcurrentTree<C>
 where
     C::Layout: ConcurrentLayout,
 {
-    fn from_iter<I: IntoIterator<Item = (C::Key, ValueOf<C>)>>(items: I) -> Self {
+    fn from_iter<I: IntoIterator<Item = (C::Key, InputOf<'i, C>)>>(items: I) -> Self {
         let mut tree = Self::new();
         tree.extend(items);
         tree

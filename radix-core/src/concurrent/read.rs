@@ -33,8 +33,7 @@ where
             let Some(kind) = Kind::of(word) else {
                 // SAFETY: a tag of zero in an inner slot is a lazy leaf, a
                 // cell the pin protects.
-                let cell = unsafe { self.cell_at(word) };
-                return (cell.key == key).then(|| f(&cell.value));
+                return unsafe { (self.cell_key(word) == key).then(|| self.with_cell(word, f)) };
             };
             // SAFETY: a node of this tree, loaded under the pin.
             let node = unsafe { self.node_at(word, kind) };
@@ -101,7 +100,10 @@ where
     }
 
     /// A clone of the value of `key`.
-    pub fn get_cloned(&self, key: C::Key) -> Option<ValueOf<C>> {
+    pub fn get_cloned(&self, key: C::Key) -> Option<ValueOf<C>>
+    where
+        ValueOf<C>: Clone,
+    {
         self.get_with(key, ValueOf::<C>::clone)
     }
 
@@ -138,6 +140,43 @@ where
         let pin = self.reclaimer.pin();
         for item in items {
             found(item, self.lookup(&pin, key(item), |value| *value));
+        }
+    }
+}
+
+impl<C: Config, S: Space> ConcurrentTree<C, S>
+where
+    C::Layout: ConcurrentLayout,
+{
+    /// Looks up a batch of items under one pin, as
+    /// [`get_each`](Self::get_each) does, lending `found` each value
+    /// instead of copying it: for values that are not `Copy`, such as
+    /// varlen ones.
+    ///
+    /// ```
+    /// radix_core::radix_tree! {
+    ///     pub struct Names { key: u32, value: String, layout: leaf, concurrency: rowex }
+    /// }
+    /// let names = Names::new();
+    /// names.insert(1, "one".to_string());
+    /// let mut lengths = Vec::new();
+    /// names.get_each_with(&[1, 2], |&k| k, |_, name| lengths.push(name.map(String::len)));
+    /// assert_eq!(lengths, [Some(3), None]);
+    /// ```
+    pub fn get_each_with<T>(
+        &self,
+        items: &[T],
+        key: impl Fn(&T) -> C::Key,
+        mut found: impl FnMut(&T, Option<&ValueOf<C>>),
+    ) {
+        let pin = self.reclaimer.pin();
+        for item in items {
+            if self
+                .lookup(&pin, key(item), |value| found(item, Some(value)))
+                .is_none()
+            {
+                found(item, None);
+            }
         }
     }
 }

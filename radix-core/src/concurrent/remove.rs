@@ -7,7 +7,7 @@ use super::node::{Entries, Kind, NodeRef};
 use super::reclaim::Pin;
 use super::space::{Space, infallible};
 use super::sync::Ordering;
-use super::{Attempt, ConcurrentTree, Parent, ValueOf};
+use super::{Attempt, ConcurrentTree, OldOf, Parent};
 use crate::config::Config;
 use crate::key::{Key, SPAN};
 
@@ -34,7 +34,7 @@ where
     /// assert_eq!(ids.remove(5), None);
     /// assert!(ids.is_empty());
     /// ```
-    pub fn remove(&self, key: C::Key) -> Option<ValueOf<C>> {
+    pub fn remove(&self, key: C::Key) -> OldOf<C> {
         infallible(self.remove_in(key))
     }
 }
@@ -45,7 +45,7 @@ where
 {
     /// [`remove`](ConcurrentTree::remove) in any space: fails, changing
     /// nothing, only if a writer died holding a lock the removal needs.
-    pub(crate) fn remove_in(&self, key: C::Key) -> Result<Option<ValueOf<C>>, S::Error> {
+    pub(crate) fn remove_in(&self, key: C::Key) -> Result<OldOf<C>, S::Error> {
         const { assert!(C::DELETE, "remove needs a configuration with delete: true") };
         self.check_poison()?;
         let pin = self.reclaimer.pin();
@@ -61,13 +61,13 @@ where
         &self,
         pin: &Pin<'_, S::Table>,
         key: C::Key,
-    ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
+    ) -> Result<Attempt<OldOf<C>>, S::Error> {
         let mut parent = Parent::Root;
         let mut word = pin.load(self.root());
         let mut shift = 0;
         loop {
             if word.is_null() {
-                return Ok(Attempt::Done(None));
+                return Ok(Attempt::Done(Self::absent()));
             }
             let Some(kind) = Kind::of(word) else {
                 return self.remove_cell(pin, parent, word, key);
@@ -78,18 +78,18 @@ where
             if Self::PATH {
                 shift = header.shift();
                 if !key.matches_word(header.prefix()) {
-                    return Ok(Attempt::Done(None));
+                    return Ok(Attempt::Done(Self::absent()));
                 }
             } else if matches!(parent, Parent::Root) {
                 shift = header.shift();
                 if key.above(shift) {
-                    return Ok(Attempt::Done(None));
+                    return Ok(Attempt::Done(Self::absent()));
                 }
             }
             let chunk = key.chunk(shift);
             if shift > 0 {
                 let Some(child) = node.find(chunk, pin, false) else {
-                    return Ok(Attempt::Done(None));
+                    return Ok(Attempt::Done(Self::absent()));
                 };
                 parent = Parent::Node(node, chunk);
                 word = child;
@@ -100,22 +100,20 @@ where
                 return Ok(Attempt::Restart);
             };
             let Some(slot) = node.slot(chunk) else {
-                return Ok(Attempt::Done(None));
+                return Ok(Attempt::Done(Self::absent()));
             };
             let old_word = slot.load(Ordering::Relaxed);
             // SAFETY: a last-level slot word of this layout, under the lock.
-            let old = unsafe { self.with_value(old_word, ValueOf::<C>::clone) };
+            let old = unsafe { self.with_value(old_word, Self::old_of) };
             node.remove(chunk, Self::EMBEDS);
             let sparse = Self::sparse(node);
             drop(guard);
-            if !Self::EMBEDS {
-                // SAFETY: the value's cell was just unlinked.
-                unsafe { self.retire_cell(pin, old_word) };
-            }
+            // SAFETY: the value's slot word was just unlinked.
+            unsafe { self.retire_slot(pin, old_word) };
             if sparse {
                 self.collapse(pin, key, node.addr());
             }
-            return Ok(Attempt::Done(Some(old)));
+            return Ok(Attempt::Done(old));
         }
     }
 
@@ -126,11 +124,10 @@ where
         parent: Parent<'_, C::Key>,
         word: *mut u8,
         key: C::Key,
-    ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
+    ) -> Result<Attempt<OldOf<C>>, S::Error> {
         // SAFETY: a lazy leaf of this tree, loaded under the pin.
-        let cell = unsafe { self.cell_at(word) };
-        if cell.key != key {
-            return Ok(Attempt::Done(None));
+        if unsafe { self.cell_key(word) } != key {
+            return Ok(Attempt::Done(Self::absent()));
         }
         let Some((guard, slot)) = self.lock_parent(parent, word)? else {
             return Ok(Attempt::Restart);
@@ -146,7 +143,8 @@ where
             }
         };
         drop(guard);
-        let old = cell.value.clone();
+        // SAFETY: the cell is protected by the pin until it is retired.
+        let old = unsafe { self.with_cell(word, Self::old_of) };
         // SAFETY: the cell was just unlinked.
         unsafe { self.retire_cell(pin, word) };
         if let Parent::Node(node, _) = parent
@@ -154,7 +152,7 @@ where
         {
             self.collapse(pin, key, node.addr());
         }
-        Ok(Attempt::Done(Some(old)))
+        Ok(Attempt::Done(old))
     }
 
     /// Whether a node a removal left with its children may need
@@ -244,14 +242,19 @@ where
                 return None;
             }
             if !Self::EMBEDS {
-                // A leaf layout's value is already a cell.
+                // A leaf layout's value is already a cell (the layouts
+                // with lazy leaves are the sized ones).
                 return Some(child);
             }
             let key = node.header().prefix().with_chunk(0, chunk);
             // SAFETY: an embedded last-level slot word of this layout.
-            let value = unsafe { self.with_value(child, ValueOf::<C>::clone) };
             // Without room for the cell, the node stays.
-            return self.new_cell(key, value).ok();
+            return unsafe {
+                self.with_value(child, |value| {
+                    self.new_cell(key, <C::Layout as ConcurrentLayout>::input(value))
+                })
+            }
+            .ok();
         }
         let is_cell = Kind::of(child).is_none();
         (Self::PATH || (Self::LAZY && is_cell)).then_some(child)

@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{ConcurrentTree, ValueOf};
+use super::{ConcurrentLayout, ConcurrentTree};
 use crate::config::{Compression, Config};
 use crate::mem::LocalMemory;
 use crate::node::SizeClasses;
-use crate::value::{Embedded, Leaf};
+use crate::value::{Embedded, Leaf, VarBytes, Varlen};
 
 macro_rules! configs {
     ($($name:ident: $key:ty, $layout:ty, $compression:ident;)*) => {$(
@@ -35,6 +35,8 @@ configs! {
     U64LeafNone: u64, Leaf<String>, None;
     U64LeafFull: u64, Leaf<String>, Full;
     U16None: u16, Embedded<u32>, None;
+    U64VarNone: u64, Varlen<VarBytes>, None;
+    U64VarPath: u64, Varlen<VarBytes>, Path;
 }
 
 const N: u64 = if cfg!(miri) { 24 } else { 20_000 };
@@ -346,10 +348,10 @@ fn the_planted_publish_before_copy_is_caught() {
 /// budget, an insert fails or succeeds whole. A refused insert leaves the
 /// tree equal to the model, its memory count unchanged, and nothing it
 /// built allocated; the drop frees every allocation.
-fn refused_writes_change_nothing<C: Config<Key = u64>>(value: impl Fn(u64) -> ValueOf<C>)
+fn refused_writes_change_nothing<C: Config<Key = u64>, V>(value: impl Fn(u64) -> V)
 where
-    C::Layout: super::ConcurrentLayout,
-    ValueOf<C>: PartialEq + std::fmt::Debug,
+    C::Layout: for<'a> ConcurrentLayout<Value = V, Input<'a> = V, Old = Option<V>>,
+    V: Clone + PartialEq + std::fmt::Debug,
 {
     use super::space::budget::BudgetSpace;
     use std::sync::atomic::Ordering::Relaxed;
@@ -402,18 +404,146 @@ where
 
 #[test]
 fn refused_writes_change_nothing_uncompressed() {
-    refused_writes_change_nothing::<U64None>(|i| i);
+    refused_writes_change_nothing::<U64None, _>(|i| i);
 }
 
 #[test]
 fn refused_writes_change_nothing_compressed() {
-    refused_writes_change_nothing::<U64Full>(|i| i);
-    refused_writes_change_nothing::<U64Lazy>(|i| i);
-    refused_writes_change_nothing::<U64Path>(|i| i);
+    refused_writes_change_nothing::<U64Full, _>(|i| i);
+    refused_writes_change_nothing::<U64Lazy, _>(|i| i);
+    refused_writes_change_nothing::<U64Path, _>(|i| i);
 }
 
 #[test]
 fn refused_writes_change_nothing_with_leaf_values() {
-    refused_writes_change_nothing::<U64LeafNone>(|i| i.to_string());
-    refused_writes_change_nothing::<U64LeafFull>(|i| i.to_string());
+    refused_writes_change_nothing::<U64LeafNone, _>(|i| i.to_string());
+    refused_writes_change_nothing::<U64LeafFull, _>(|i| i.to_string());
+}
+
+/// The bytes of the varlen value stored for `key` in round `round`: 0 to
+/// 19 bytes, so that some travel in the slot word and some in leaves, and
+/// a replacement moves a value between the two.
+fn var_bytes(key: u64, round: u64) -> Vec<u8> {
+    let len = ((key ^ round.wrapping_mul(7)) % 20) as usize;
+    (0..len)
+        .map(|i| (key as u8).wrapping_add(i as u8 + round as u8))
+        .collect()
+}
+
+/// The tree's entries as owned bytes, through the lending walk.
+fn var_contents<C: Config<Key = u64, Layout = Varlen<VarBytes>>, S: super::Space>(
+    tree: &ConcurrentTree<C, S>,
+) -> Vec<(u64, Vec<u8>)> {
+    let mut out = Vec::new();
+    tree.for_each_in(.., |key, value| out.push((key, value.as_bytes().to_vec())));
+    out
+}
+
+/// Varlen values in a concurrent tree against a model: stored in the word
+/// or a leaf by their size, replaced across forms, removed, walked, and
+/// every leaf freed, with allocations refused part way through writes.
+fn varlen_matches_a_model<C: Config<Key = u64, Layout = Varlen<VarBytes>>>() {
+    use super::space::budget::BudgetSpace;
+    use std::sync::atomic::Ordering::Relaxed;
+    let space = BudgetSpace::default();
+    let tree = ConcurrentTree::<C, BudgetSpace>::in_space(space.clone());
+    let mut model = BTreeMap::new();
+    let all = keys(if cfg!(miri) { 8 } else { 2000 });
+    for round in 0..2u64 {
+        for (i, &key) in all.iter().enumerate() {
+            let bytes = var_bytes(key, round);
+            let value = VarBytes::new(&bytes).unwrap();
+            // Every few writes, start from a budget that refuses.
+            let mut budget = if i % 5 == 0 { 0 } else { usize::MAX / 2 };
+            loop {
+                space.left.store(budget, Relaxed);
+                let live = space.live.load(Relaxed);
+                match tree.upsert(key, |_| &*value) {
+                    Ok(old) => {
+                        assert_eq!(old, model.insert(key, bytes.clone()).is_some());
+                        break;
+                    }
+                    Err(_) => {
+                        assert_eq!(space.live.load(Relaxed), live, "a refused write leaked");
+                        budget += 1;
+                    }
+                }
+            }
+        }
+        space.left.store(usize::MAX / 2, Relaxed);
+        assert!(var_contents(&tree).into_iter().eq(model.clone()));
+        for &key in all.iter().step_by(3) {
+            assert_eq!(
+                tree.get_with(key, |v| v.as_bytes().to_vec()),
+                model.get(&key).cloned()
+            );
+            assert_eq!(tree.remove_in(key).unwrap(), model.remove(&key).is_some());
+        }
+        assert!(var_contents(&tree).into_iter().eq(model.clone()));
+    }
+    let mut seen = Vec::new();
+    tree.get_each_with(
+        &all[..4],
+        |&k| k,
+        |&k, v| {
+            seen.push((k, v.map(|v| v.as_bytes().to_vec())));
+        },
+    );
+    let expected: Vec<_> = all[..4]
+        .iter()
+        .map(|k| (*k, model.get(k).cloned()))
+        .collect();
+    assert_eq!(seen, expected);
+    assert_eq!(tree.len(), model.len());
+    drop(tree);
+    assert_eq!(space.live.load(Relaxed), 0, "the drop left allocations");
+}
+
+#[test]
+fn varlen_values_match_a_model_uncompressed() {
+    varlen_matches_a_model::<U64VarNone>();
+}
+
+#[test]
+fn varlen_values_match_a_model_path_compressed() {
+    varlen_matches_a_model::<U64VarPath>();
+}
+
+#[test]
+fn threads_replace_varlen_values_under_readers() {
+    // Each value's bytes are its key's, repeated to a length that each
+    // replacement changes: a reader that saw a torn or freed value would
+    // see other bytes.
+    let tree = ConcurrentTree::<U64VarNone>::new();
+    let per = if cfg!(miri) { 6 } else { 2000 };
+    let value = |key: u64, round: u64| {
+        VarBytes::new(&vec![key as u8; ((key + round) % 24) as usize]).unwrap()
+    };
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let tree = &tree;
+            s.spawn(move || {
+                for round in 0..3 {
+                    for i in 0..per {
+                        let key = t << 32 | i;
+                        tree.insert(key, &value(key, round));
+                    }
+                }
+            });
+        }
+        s.spawn(|| {
+            for _ in 0..3 {
+                for i in 0..per {
+                    let key = 1 << 32 | i;
+                    tree.get_with(key, |v| {
+                        assert!(v.as_bytes().iter().all(|&b| b == key as u8))
+                    });
+                }
+            }
+        });
+    });
+    assert_eq!(tree.len(), 2 * per as usize);
+    tree.for_each_in(.., |key, v| {
+        assert_eq!(v.as_bytes(), value(key, 2).as_bytes());
+    });
 }

@@ -6,7 +6,7 @@ use super::node::{Entries, Kind, NodeRef};
 use super::reclaim::Pin;
 use super::space::{Space, infallible};
 use super::sync::Ordering;
-use super::{Attempt, ConcurrentTree, Parent, ValueOf};
+use super::{Attempt, ConcurrentTree, InputOf, OldOf, Parent, ValueOf};
 use crate::config::Config;
 use crate::key::{Key, SPAN};
 
@@ -25,7 +25,7 @@ where
     /// assert_eq!(ids.insert(5, 2), Some(1));
     /// assert_eq!(ids.get(5), Some(2));
     /// ```
-    pub fn insert(&self, key: C::Key, value: ValueOf<C>) -> Option<ValueOf<C>> {
+    pub fn insert(&self, key: C::Key, value: InputOf<'_, C>) -> OldOf<C> {
         self.update_or_insert(key, |_| value)
     }
 
@@ -48,11 +48,11 @@ where
     /// assert_eq!(bits.get(0), Some(0b101000));
     /// assert_eq!(bits.get(1), Some(0b10));
     /// ```
-    pub fn update_or_insert(
+    pub fn update_or_insert<'i>(
         &self,
         key: C::Key,
-        f: impl FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>,
-    ) -> Option<ValueOf<C>> {
+        f: impl FnOnce(Option<&ValueOf<C>>) -> InputOf<'i, C>,
+    ) -> OldOf<C> {
         infallible(self.upsert(key, f))
     }
 }
@@ -64,11 +64,11 @@ where
     /// [`update_or_insert`](ConcurrentTree::update_or_insert) in any
     /// space: fails, changing nothing, if the space has no room for what
     /// the write must build. (`f` may have run; its value is dropped.)
-    pub(crate) fn upsert(
+    pub(crate) fn upsert<'i>(
         &self,
         key: C::Key,
-        f: impl FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>,
-    ) -> Result<Option<ValueOf<C>>, S::Error> {
+        f: impl FnOnce(Option<&ValueOf<C>>) -> InputOf<'i, C>,
+    ) -> Result<OldOf<C>, S::Error> {
         self.check_poison()?;
         let pin = self.reclaimer.pin();
         // The closure is taken once, when an attempt commits.
@@ -81,21 +81,21 @@ where
     }
 
     /// Takes the caller's closure and makes the value to store.
-    fn make<F: FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>>(
+    fn make<'i, F: FnOnce(Option<&ValueOf<C>>) -> InputOf<'i, C>>(
         make: &mut Option<F>,
         old: Option<&ValueOf<C>>,
-    ) -> ValueOf<C> {
+    ) -> InputOf<'i, C> {
         let f = make.take().expect("a write commits once");
         f(old)
     }
 
     /// One attempt at an upsert.
-    fn try_upsert<F: FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>>(
+    fn try_upsert<'i, F: FnOnce(Option<&ValueOf<C>>) -> InputOf<'i, C>>(
         &self,
         pin: &Pin<'_, S::Table>,
         key: C::Key,
         make: &mut Option<F>,
-    ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
+    ) -> Result<Attempt<OldOf<C>>, S::Error> {
         let mut parent = Parent::Root;
         let mut word = pin.load(self.root());
         let mut shift = 0;
@@ -109,7 +109,7 @@ where
                 let value = Self::make(make, None);
                 let top = key.root_shift();
                 slot.store(self.single(key, top, value)?, Ordering::Release);
-                return Ok(Attempt::Done(None));
+                return Ok(Attempt::Done(Self::absent()));
             }
             let Some(kind) = Kind::of(word) else {
                 return self.upsert_at_cell(pin, parent, word, key, make);
@@ -153,22 +153,23 @@ where
                 let old_word = slot.load(Ordering::Relaxed);
                 // SAFETY: a last-level slot word of this layout; the node
                 // is locked, so it is this tree's current value.
-                let old = unsafe { self.with_value(old_word, ValueOf::<C>::clone) };
-                let value = Self::make(make, Some(&old));
+                let (value, old) = unsafe {
+                    self.with_value(old_word, |old| {
+                        (Self::make(make, Some(old)), Self::old_of(old))
+                    })
+                };
                 slot.store(self.new_slot(key, value)?, Ordering::Release);
                 drop(guard);
-                if !Self::EMBEDS {
-                    // SAFETY: the old value's cell was just unlinked.
-                    unsafe { self.retire_cell(pin, old_word) };
-                }
-                return Ok(Attempt::Done(Some(old)));
+                // SAFETY: the old value's slot word was just unlinked.
+                unsafe { self.retire_slot(pin, old_word) };
+                return Ok(Attempt::Done(old));
             }
             if node.has_room(chunk, values) {
                 let value = Self::make(make, None);
                 let child = self.below(key, shift, value)?;
                 let appended = node.try_append(chunk, child, values);
                 debug_assert!(appended);
-                return Ok(Attempt::Done(None));
+                return Ok(Attempt::Done(Self::absent()));
             }
             drop(guard);
             return self.grow(pin, parent, node, word, shift, key, make);
@@ -177,7 +178,7 @@ where
 
     /// The child to add for `key` below a node at `shift`: its value's slot
     /// word at the last level, else a subtree holding only `key`.
-    fn below(&self, key: C::Key, shift: u32, value: ValueOf<C>) -> Result<*mut u8, S::Error> {
+    fn below(&self, key: C::Key, shift: u32, value: InputOf<'_, C>) -> Result<*mut u8, S::Error> {
         if shift == 0 {
             self.new_slot(key, value)
         } else {
@@ -192,7 +193,7 @@ where
         &self,
         key: C::Key,
         shift: u32,
-        value: ValueOf<C>,
+        value: InputOf<'_, C>,
     ) -> Result<*mut u8, S::Error> {
         if Self::LAZY {
             return self.new_cell(key, value);
@@ -252,7 +253,7 @@ where
     fn join(
         &self,
         key: C::Key,
-        value: ValueOf<C>,
+        value: InputOf<'_, C>,
         other: C::Key,
         other_child: *mut u8,
         top: u32,
@@ -277,44 +278,51 @@ where
     }
 
     /// Upserts where a lazy leaf sits in `parent`'s slot.
-    fn upsert_at_cell<F: FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>>(
+    fn upsert_at_cell<'i, F: FnOnce(Option<&ValueOf<C>>) -> InputOf<'i, C>>(
         &self,
         pin: &Pin<'_, S::Table>,
         parent: Parent<'_, C::Key>,
         word: *mut u8,
         key: C::Key,
         make: &mut Option<F>,
-    ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
+    ) -> Result<Attempt<OldOf<C>>, S::Error> {
         // SAFETY: a lazy leaf of this tree, loaded under the pin.
-        let cell = unsafe { self.cell_at(word) };
+        let cell_key = unsafe { self.cell_key(word) };
         let Some((guard, slot)) = self.lock_parent(parent, word)? else {
             return Ok(Attempt::Restart);
         };
-        if cell.key == key {
-            let old = cell.value.clone();
-            let value = Self::make(make, Some(&old));
+        if cell_key == key {
+            // SAFETY: as above; the parent's lock keeps it the key's.
+            let (value, old) = unsafe {
+                self.with_cell(word, |old| (Self::make(make, Some(old)), Self::old_of(old)))
+            };
             slot.store(self.new_cell(key, value)?, Ordering::Release);
             drop(guard);
             // SAFETY: the old cell was just unlinked.
             unsafe { self.retire_cell(pin, word) };
-            return Ok(Attempt::Done(Some(old)));
+            return Ok(Attempt::Done(old));
         }
         let value = Self::make(make, None);
         let top = match parent {
-            Parent::Root => key.root_shift().max(cell.key.root_shift()),
+            Parent::Root => key.root_shift().max(cell_key.root_shift()),
             Parent::Node(node, _) => node.header().shift() - SPAN,
         };
         // Below a split at the last level the other key needs a value slot:
         // a leaf layout's cell is one, an embedded value is copied out.
-        let split = key.diverging_shift(cell.key);
+        let split = key.diverging_shift(cell_key);
         let copied = split == 0 && Self::EMBEDS;
         let other_child = if copied {
-            self.new_slot(cell.key, cell.value.clone())?
+            // SAFETY: as above.
+            unsafe {
+                self.with_cell(word, |other| {
+                    self.new_slot(cell_key, <C::Layout as ConcurrentLayout>::input(other))
+                })
+            }?
         } else {
             word
         };
         let joined = self
-            .join(key, value, cell.key, other_child, top)
+            .join(key, value, cell_key, other_child, top)
             .inspect_err(|_| {
                 if copied {
                     self.discard_child(other_child, 0);
@@ -327,20 +335,20 @@ where
             // the slot.
             unsafe { self.retire_cell(pin, word) };
         }
-        Ok(Attempt::Done(None))
+        Ok(Attempt::Done(Self::absent()))
     }
 
     /// Inserts `key`, which lies outside the node `word` at `shift`, by a
     /// new node above it: a split of its compressed path, or, without path
     /// compression, a taller root.
-    fn split_above<F: FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>>(
+    fn split_above<'i, F: FnOnce(Option<&ValueOf<C>>) -> InputOf<'i, C>>(
         &self,
         parent: Parent<'_, C::Key>,
         word: *mut u8,
         shift: u32,
         key: C::Key,
         make: &mut Option<F>,
-    ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
+    ) -> Result<Attempt<OldOf<C>>, S::Error> {
         let Some((_guard, slot)) = self.lock_parent(parent, word)? else {
             return Ok(Attempt::Restart);
         };
@@ -359,13 +367,13 @@ where
                 .inspect_err(|_| self.unchain(lifted, word))?
         };
         slot.store(joined, Ordering::Release);
-        Ok(Attempt::Done(None))
+        Ok(Attempt::Done(Self::absent()))
     }
 
     /// Adds `key` below a node with no room for it: builds the node anew,
     /// compacted or of the next kind, and publishes it in its parent.
     #[allow(clippy::too_many_arguments)]
-    fn grow<F: FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>>(
+    fn grow<'i, F: FnOnce(Option<&ValueOf<C>>) -> InputOf<'i, C>>(
         &self,
         pin: &Pin<'_, S::Table>,
         parent: Parent<'_, C::Key>,
@@ -374,7 +382,7 @@ where
         shift: u32,
         key: C::Key,
         make: &mut Option<F>,
-    ) -> Result<Attempt<Option<ValueOf<C>>>, S::Error> {
+    ) -> Result<Attempt<OldOf<C>>, S::Error> {
         let Some((parent_guard, slot)) = self.lock_parent(parent, word)? else {
             return Ok(Attempt::Restart);
         };
@@ -412,7 +420,7 @@ where
             drop(parent_guard);
             // SAFETY: as below.
             unsafe { self.retire_node(pin, word) };
-            return Ok(Attempt::Done(None));
+            return Ok(Attempt::Done(Self::absent()));
         }
         let grown = self
             .new_node(kind, node.header().prefix(), &entries, shift)
@@ -423,6 +431,6 @@ where
         drop(parent_guard);
         // SAFETY: unlinked above, and marked obsolete so no writer uses it.
         unsafe { self.retire_node(pin, word) };
-        Ok(Attempt::Done(None))
+        Ok(Attempt::Done(Self::absent()))
     }
 }

@@ -28,15 +28,16 @@
 //!   [`destroy`](ConcurrentTree::destroy) removes it, and only when no
 //!   other live process has it open.
 
+use core::sync::atomic::AtomicU64;
 use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 use super::buddy::{PAGE, ceil_log2};
-use super::control::{TREE_FREE, TREE_LIVE};
+use super::control::{TREE_FREE, TREE_LIVE, USER_WORDS};
 use super::epochs::HEADER_BYTES;
 use super::space::{SharedSpace, pool_specs};
 use super::tree::{check_fingerprint, fingerprint, new_tree_slot};
 use super::{Area, ShmError, TreeHandle};
-use crate::concurrent::{ConcurrentLayout, ConcurrentTree, ValueOf};
+use crate::concurrent::{ConcurrentLayout, ConcurrentTree, InputOf, OldOf, ValueOf};
 use crate::config::Config;
 
 /// A concurrent tree in a shared [`Area`]; see the module docs.
@@ -146,6 +147,37 @@ where
         self.space.area()
     }
 
+    /// Caller-defined word `index` (0 to 3) stored beside the tree in
+    /// shared memory, 0 in a new tree: for state kept with the tree, which
+    /// the threads of every process that has it open change atomically
+    /// (the concurrent shared TID store counts its TIDs there).
+    ///
+    /// ```
+    /// # #[cfg(target_os = "linux")] {
+    /// use std::sync::atomic::Ordering::Relaxed;
+    /// use radix_core::shm::{Area, AreaOptions, Backing};
+    ///
+    /// radix_core::radix_tree! {
+    ///     pub struct Tree { key: u64, value: u64, memory: shared, concurrency: rowex }
+    /// }
+    /// let area = Area::create(AreaOptions::default().backing(Backing::Heap))?;
+    /// let tree = Tree::create_in(&area)?;
+    /// tree.insert(1, 10)?;
+    /// tree.user_word(0).fetch_add(1, Relaxed);
+    /// assert_eq!(tree.user_word(0).load(Relaxed), 1);
+    /// tree.destroy()?;
+    /// # }
+    /// # Ok::<(), radix_core::shm::ShmError>(())
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `index` is 4 or more.
+    pub fn user_word(&self, index: usize) -> &AtomicU64 {
+        assert!(index < USER_WORDS, "user word {index} of {USER_WORDS}");
+        &self.space.area().inner.tree_slot(self.space.index()).user[index]
+    }
+
     /// Inserts `value` under `key` and returns the value it replaced.
     ///
     /// # Errors
@@ -153,7 +185,7 @@ where
     /// [`ShmError::AreaFull`] or [`ShmError::TooLarge`] when the area has
     /// no room for what the insert must build (nothing changed), and
     /// [`ShmError::OwnerDied`] once a writer died holding a lock.
-    pub fn insert(&self, key: C::Key, value: ValueOf<C>) -> Result<Option<ValueOf<C>>, ShmError> {
+    pub fn insert(&self, key: C::Key, value: InputOf<'_, C>) -> Result<OldOf<C>, ShmError> {
         self.upsert(key, |_| value)
     }
 
@@ -163,11 +195,11 @@ where
     /// # Errors
     ///
     /// As [`insert`](Self::insert); `f` may have run.
-    pub fn update_or_insert(
+    pub fn update_or_insert<'i>(
         &self,
         key: C::Key,
-        f: impl FnOnce(Option<&ValueOf<C>>) -> ValueOf<C>,
-    ) -> Result<Option<ValueOf<C>>, ShmError> {
+        f: impl FnOnce(Option<&ValueOf<C>>) -> InputOf<'i, C>,
+    ) -> Result<OldOf<C>, ShmError> {
         self.upsert(key, f)
     }
 
@@ -176,7 +208,7 @@ where
     /// # Errors
     ///
     /// [`ShmError::OwnerDied`] once a writer died holding a lock.
-    pub fn remove(&self, key: C::Key) -> Result<Option<ValueOf<C>>, ShmError> {
+    pub fn remove(&self, key: C::Key) -> Result<OldOf<C>, ShmError> {
         self.remove_in(key)
     }
 

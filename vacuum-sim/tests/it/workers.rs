@@ -141,6 +141,20 @@ fn two_workers_find_every_dead_tid() {
     // Two workers per index pass, two indexes per round.
     assert_eq!(shared["workers_launched"], passes * 2 * 2, "{shared}");
     assert!(shared["index_speedup"].as_f64().is_some_and(|x| x > 0.0));
+    assert!(
+        shared["heap_scan_speedup"]
+            .as_f64()
+            .is_some_and(|x| x > 0.0)
+    );
+    // Two heap-scan workers per stretch of the scan: the store filled
+    // `passes - 1` times, and each time the workers went on after the
+    // round (a worker whose range was done by then is not restarted).
+    let scans = shared["scan_workers_launched"].as_u64().unwrap();
+    assert!(
+        (passes + 1..=passes * 2).contains(&scans),
+        "{passes} rounds, {scans} scan workers: {shared}"
+    );
+    assert_eq!(shared["dead_tids"], local["dead_tids"]);
     for field in [
         "worker_start_ms",
         "worker_attach_ms",
@@ -171,10 +185,9 @@ fn the_table_shows_the_shared_column_and_the_speedup() {
     assert_eq!(check.matches("ok").count(), 2, "{check}");
     let found = lines.iter().find(|l| l.starts_with("found")).unwrap();
     assert_eq!(found.matches("300,000").count(), 2, "{found}");
-    assert!(
-        lines.iter().any(|l| l.starts_with("index speed-up")),
-        "{text}"
-    );
+    for row in ["heap scan speed-up", "index speed-up"] {
+        assert!(lines.iter().any(|l| l.starts_with(row)), "{row}: {text}");
+    }
     assert!(text.contains("3 worker processes"), "{text}");
 }
 

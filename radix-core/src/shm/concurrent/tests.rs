@@ -68,7 +68,7 @@ fn scramble(i: u64) -> u64 {
 
 fn model_run<C: Config<Key = u64>>(tree: &ConcurrentTree<C, SharedSpace>)
 where
-    C::Layout: ConcurrentLayout<Value = u64>,
+    C::Layout: for<'a> ConcurrentLayout<Value = u64, Input<'a> = u64, Old = Option<u64>>,
 {
     let mut model = BTreeMap::new();
     for i in 0..n(3000, 60) {
