@@ -132,13 +132,38 @@ pub type Val<C> = <<C as Config>::Layout as ConcurrentLayout>::Value;
 /// keys, values that are their own model. Implemented for every such
 /// configuration.
 pub trait RowexConfig:
-    Config<Key: KeyInt + Send + Sync, Layout: ConcurrentLayout<Value: RowexValue>> + 'static
+    Config<Key: KeyInt + Send + Sync, Layout: SizedValues<Value: RowexValue>> + 'static
 {
 }
 
 impl<C> RowexConfig for C where
-    C: Config<Key: KeyInt + Send + Sync, Layout: ConcurrentLayout<Value: RowexValue>> + 'static
+    C: Config<Key: KeyInt + Send + Sync, Layout: SizedValues<Value: RowexValue>> + 'static
 {
+}
+
+/// A concurrent layout whose writes take and return values themselves
+/// (every layout but `varlen`, whose writes take a reference and return
+/// whether a value was replaced), so that the harness drives all of them
+/// with one model.
+pub trait SizedValues: ConcurrentLayout<Value: Sized> {
+    /// The value as `insert` takes it.
+    fn input(value: Self::Value) -> Self::Input<'static>;
+    /// What `insert` and `remove` returned, as the value they replaced.
+    fn replaced(old: Self::Old) -> Option<Self::Value>;
+}
+
+impl<V, L> SizedValues for L
+where
+    V: Send + Sync + 'static,
+    L: ConcurrentLayout<Value = V, Old = Option<V>> + for<'a> ConcurrentLayout<Input<'a> = V>,
+{
+    fn input(value: V) -> V {
+        value
+    }
+
+    fn replaced(old: Option<V>) -> Option<V> {
+        old
+    }
 }
 
 /// A value a concurrent tree stores, compared as it is (the model holds
@@ -284,7 +309,9 @@ impl RowexSpace for LocalSpace {
         key: C::Key,
         value: Val<C>,
     ) -> Result<Option<Val<C>>, Infallible> {
-        Ok(tree.insert(key, value))
+        Ok(<C::Layout as SizedValues>::replaced(
+            tree.insert(key, <C::Layout as SizedValues>::input(value)),
+        ))
     }
 
     fn update_or_insert<C: RowexConfig>(
@@ -292,14 +319,16 @@ impl RowexSpace for LocalSpace {
         key: C::Key,
         f: impl FnOnce(Option<&Val<C>>) -> Val<C>,
     ) -> Result<Option<Val<C>>, Infallible> {
-        Ok(tree.update_or_insert(key, f))
+        Ok(<C::Layout as SizedValues>::replaced(
+            tree.update_or_insert(key, |old| <C::Layout as SizedValues>::input(f(old))),
+        ))
     }
 
     fn remove<C: RowexConfig>(
         tree: &ConcurrentTree<C>,
         key: C::Key,
     ) -> Result<Option<Val<C>>, Infallible> {
-        Ok(tree.remove(key))
+        Ok(<C::Layout as SizedValues>::replaced(tree.remove(key)))
     }
 
     fn is_full(error: &Infallible) -> bool {
@@ -325,7 +354,8 @@ impl RowexSpace for SharedSpace {
         key: C::Key,
         value: Val<C>,
     ) -> Result<Option<Val<C>>, ShmError> {
-        tree.insert(key, value)
+        tree.insert(key, <C::Layout as SizedValues>::input(value))
+            .map(<C::Layout as SizedValues>::replaced)
     }
 
     fn update_or_insert<C: RowexConfig>(
@@ -333,14 +363,15 @@ impl RowexSpace for SharedSpace {
         key: C::Key,
         f: impl FnOnce(Option<&Val<C>>) -> Val<C>,
     ) -> Result<Option<Val<C>>, ShmError> {
-        tree.update_or_insert(key, f)
+        tree.update_or_insert(key, |old| <C::Layout as SizedValues>::input(f(old)))
+            .map(<C::Layout as SizedValues>::replaced)
     }
 
     fn remove<C: RowexConfig>(
         tree: &SharedConcurrentTree<C>,
         key: C::Key,
     ) -> Result<Option<Val<C>>, ShmError> {
-        tree.remove(key)
+        tree.remove(key).map(<C::Layout as SizedValues>::replaced)
     }
 
     fn is_full(error: &ShmError) -> bool {

@@ -151,9 +151,12 @@ impl AreaOptions {
         }
         match self.reservation_len() {
             None => bad("the address range needed overflows".into()),
-            Some(len) if self.backing == Backing::Heap && len > MAX_HEAP_RESERVATION => bad(
-                format!("a heap-backed area may span at most 1 GiB ({len} bytes asked)"),
-            ),
+            Some(len) if self.backing == Backing::Heap && len > MAX_HEAP_RESERVATION => {
+                bad(format!(
+                    "a heap-backed area may span at most 1 GiB ({len} bytes asked); \
+                 give it a size_limit"
+                ))
+            }
             Some(_) => Ok(()),
         }
     }

@@ -160,7 +160,8 @@ where
     /// radix_core::radix_tree! {
     ///     pub struct Tree { key: u64, value: u64, memory: shared, concurrency: rowex }
     /// }
-    /// let area = Area::create(AreaOptions::default().backing(Backing::Heap))?;
+    /// let options = AreaOptions::default().size_limit(Some(1 << 20));
+    /// let area = Area::create(options.backing(Backing::Heap))?;
     /// let tree = Tree::create_in(&area)?;
     /// tree.insert(1, 10)?;
     /// tree.user_word(0).fetch_add(1, Relaxed);
