@@ -431,7 +431,6 @@ fn worker(cli: &Cli, handle: &str, born: SystemTime) -> ExitCode {
     use std::io::Write as _;
     use vacuum_sim::shared::{WorkerJob, WorkerTask, parse_range, run_worker};
 
-    watch_leader();
     let scenario = cli.scenario();
     if let Err(e) = scenario.validate() {
         eprintln!("error: worker: {e}");
@@ -464,7 +463,7 @@ fn worker(cli: &Cli, handle: &str, born: SystemTime) -> ExitCode {
         scenario,
         job,
     };
-    let report = match run_worker(&task, born) {
+    let report = match run_worker(&task, born, watch_leader) {
         Ok(report) => report,
         Err(e) => {
             eprintln!("error: worker: {e}");

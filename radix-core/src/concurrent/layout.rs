@@ -238,6 +238,14 @@ pub trait ConcurrentLayout: sealed::Sealed + 'static {
         f: impl FnOnce(&Self::Value) -> R,
     ) -> R;
 
+    /// Asks for the memory a last-level slot word names, if any, for a
+    /// batch that reads the value some lookups later. Reads nothing.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn prefetch_slot<S: Space>(space: &S, word: *mut u8) {
+        let _ = (space, word);
+    }
+
     /// Frees what a last-level slot word holds, if anything.
     ///
     /// # Safety
@@ -431,6 +439,11 @@ impl<V: Clone + Send + Sync + 'static> ConcurrentLayout for Word<V, false> {
         f(&unsafe { Cell::<K, V>::get(space.resolve(word)) }.value)
     }
 
+    #[inline(always)]
+    fn prefetch_slot<S: Space>(space: &S, word: *mut u8) {
+        crate::simd::prefetch(space.resolve(word));
+    }
+
     unsafe fn free_slot<K: Key, S: Space>(space: &S, word: *mut u8) {
         // SAFETY: the caller's contract: an unreachable cell.
         unsafe { Cell::<K, V>::free(space, word) }
@@ -511,6 +524,13 @@ impl<V: ?Sized + VarlenValue + Send + Sync + 'static> ConcurrentLayout for Varle
         // SAFETY: the caller's contract: an untagged word is a leaf of
         // this space, protected by a pin, immutable since published.
         f(unsafe { V::from_bytes(NonNull::new_unchecked(space.resolve(word))) })
+    }
+
+    #[inline(always)]
+    fn prefetch_slot<S: Space>(space: &S, word: *mut u8) {
+        if !Self::is_tagged(word) {
+            crate::simd::prefetch(space.resolve(word));
+        }
     }
 
     unsafe fn free_slot<K: Key, S: Space>(space: &S, word: *mut u8) {

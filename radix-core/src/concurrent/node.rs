@@ -187,6 +187,15 @@ impl<K: Key, const N: usize, const W: usize> Small<K, N, W> {
         eq_mask(&copy, chunk) & live
     }
 
+    /// Asks for every line of the node.
+    #[inline(always)]
+    fn prefetch_all(&self) {
+        let start = ptr::from_ref(self).cast::<u8>();
+        for line in (0..size_of::<Self>()).step_by(64) {
+            prefetch(start.wrapping_add(line));
+        }
+    }
+
     #[inline(always)]
     fn find(&self, chunk: u8, pin: &Pin<'_, impl Table>) -> Option<*mut u8> {
         // The slots of a node of 16 or 32 lie on lines of their own: ask
@@ -551,6 +560,28 @@ impl<'a, K: Key> NodeRef<'a, K> {
             NodeRef::N32(n) => n.find(chunk, pin),
             NodeRef::N64(n) => n.find(chunk, pin),
             NodeRef::N256(n) => n.find(chunk, pin, values),
+        }
+    }
+
+    /// Asks for the lines a [`find`](Self::find) of `chunk` will read,
+    /// for a batch that finds it some lookups later: the chunks and the
+    /// slots of a small node, the index byte of an indexed one, the
+    /// presence word and the slot of a full one. Reads nothing.
+    #[inline(always)]
+    pub(crate) fn prefetch_find(self, chunk: u8) {
+        let chunk = usize::from(chunk);
+        match self {
+            NodeRef::N4(n) => prefetch(ptr::from_ref(n).cast()),
+            NodeRef::N16(n) => n.prefetch_all(),
+            NodeRef::N32(n) => n.prefetch_all(),
+            NodeRef::N64(n) => {
+                prefetch(ptr::from_ref(n).cast());
+                prefetch(ptr::from_ref(&n.index[chunk]).cast());
+            }
+            NodeRef::N256(n) => {
+                prefetch(ptr::from_ref(&n.present[chunk / 64]).cast());
+                prefetch(ptr::from_ref(&n.slots[chunk]).cast());
+            }
         }
     }
 

@@ -547,3 +547,58 @@ fn threads_replace_varlen_values_under_readers() {
         assert_eq!(v.as_bytes(), value(key, 2).as_bytes());
     });
 }
+
+/// `get_each_pipelined` answers every probe as a lookup does, for batches
+/// shorter and longer than its ring.
+fn check_pipeline<C: Config>(
+    tree: &ConcurrentTree<C>,
+    probes: &[C::Key],
+    show: impl Fn(&super::ValueOf<C>) -> String,
+) where
+    C::Layout: ConcurrentLayout,
+{
+    for len in [0, 1, 15, 16, 17, 33, probes.len()] {
+        let batch = &probes[..len.min(probes.len())];
+        let mut seen = Vec::new();
+        let pin = tree.reclaimer.pin();
+        tree.get_each_pipelined(&pin, batch, |&k| k, |&k, v| seen.push((k, v.map(&show))));
+        let expected: Vec<_> = batch
+            .iter()
+            .map(|&k| (k, tree.get_with(k, &show)))
+            .collect();
+        assert!(seen == expected, "a batch of {len} answered otherwise");
+    }
+}
+
+#[test]
+fn pipelined_batches_answer_as_lookups_do() {
+    let n = if cfg!(miri) { 40 } else { 3000 };
+    // Probes: present and absent keys, mixed, with repeats.
+    let probes: Vec<u64> = keys(n / 3)
+        .into_iter()
+        .flat_map(|k| [k, k.wrapping_add(1) ^ 0x55, k])
+        .collect();
+    let embedded = ConcurrentTree::<U64None>::new();
+    let lazy = ConcurrentTree::<U64Lazy>::new();
+    let varlen = ConcurrentTree::<U64VarNone>::new();
+    let leaves = ConcurrentTree::<U32LeafNone>::new();
+    let narrow = ConcurrentTree::<U16None>::new();
+    for (i, key) in keys(n / 3).into_iter().enumerate() {
+        if i % 4 == 3 {
+            continue;
+        }
+        embedded.insert(key, key);
+        lazy.insert(key, key);
+        let bytes = var_bytes(key, 0);
+        varlen.insert(key, &VarBytes::new(&bytes).unwrap());
+        leaves.insert(key as u32, key.to_string());
+        narrow.insert(key as u16, key as u32);
+    }
+    check_pipeline(&embedded, &probes, u64::to_string);
+    check_pipeline(&lazy, &probes, u64::to_string);
+    check_pipeline(&varlen, &probes, |v| format!("{:?}", v.as_bytes()));
+    let probes32: Vec<u32> = probes.iter().map(|&k| k as u32).collect();
+    check_pipeline(&leaves, &probes32, String::clone);
+    let probes16: Vec<u16> = probes.iter().map(|&k| k as u16).collect();
+    check_pipeline(&narrow, &probes16, u32::to_string);
+}

@@ -188,6 +188,42 @@ pub struct Area {
     pub(crate) inner: Arc<AreaInner>,
 }
 
+/// An area's base in this process and its segment flags, copied out of
+/// the [`AreaInner`] so that a concurrent tree's reader resolves a word
+/// without first loading the pointer to the area: made by
+/// [`AreaInner::resolver`], and valid while that area is held.
+#[derive(Clone, Copy)]
+pub(crate) struct Resolver {
+    base: NonNull<u8>,
+    /// `AreaInner::live`.
+    live: NonNull<AtomicBool>,
+    slots: usize,
+    slot_shift: u32,
+}
+
+impl Resolver {
+    /// The address of area offset `word` (tag bits included) in this
+    /// process, mapping its segment first if `area` (the area this was
+    /// made from) does not map it yet.
+    #[inline(always)]
+    pub(crate) fn resolve(&self, area: &AreaInner, word: *mut u8) -> *mut u8 {
+        let slot = word.addr() >> self.slot_shift;
+        // SAFETY: `live` is the area's flags, `slots` long, which live as
+        // long as the area; the caller holds it.
+        let mapped = slot < self.slots && unsafe { self.live.add(slot).as_ref() }.load(Acquire);
+        if !mapped {
+            area.ensure_mapped(word.addr());
+        }
+        self.base.as_ptr().wrapping_byte_add(word.addr())
+    }
+
+    /// The area offset of `addr`, an address inside the area.
+    #[inline(always)]
+    pub(crate) fn offset(&self, addr: *mut u8) -> *mut u8 {
+        core::ptr::without_provenance_mut(addr.addr() - self.base.addr().get())
+    }
+}
+
 /// A process's view of an area.
 pub(crate) struct AreaInner {
     reservation: Reservation,
@@ -530,6 +566,17 @@ impl AreaInner {
         }
         self.synced.store(epoch, Release);
         Ok(())
+    }
+
+    /// What resolving an offset reads, for a [`Resolver`] to keep beside
+    /// the `Area` that keeps it valid.
+    pub(crate) fn resolver(&self) -> Resolver {
+        Resolver {
+            base: self.base(),
+            live: NonNull::from(&*self.live).cast(),
+            slots: self.live.len(),
+            slot_shift: self.slot_shift,
+        }
     }
 
     /// Makes sure this process maps the segment holding area offset

@@ -125,7 +125,7 @@ impl PoolShape {
 }
 
 /// The leaf class serving `layout`, if any.
-fn leaf_class(layout: Layout) -> Option<usize> {
+pub(crate) fn leaf_class(layout: Layout) -> Option<usize> {
     let size = layout.size().max(8);
     LEAF_CLASSES
         .iter()

@@ -135,6 +135,7 @@
 
 mod area;
 mod buddy;
+mod cache;
 mod concurrent;
 mod control;
 mod epochs;

@@ -8,15 +8,24 @@
 //! the control segment, one pool per node kind and one for cells, with the
 //! plain tree's leaf classes for anything else; the pools are the plain
 //! tree's, taken under the tree's allocation mutex ([`Header::alloc`]), a
-//! process-shared lock that poisons the tree if its holder dies.
+//! process-shared lock that poisons the tree if its holder dies. Each
+//! process takes pool objects in batches and keeps those it frees in an
+//! [`ObjectCache`], so that writers in several processes seldom meet at
+//! that mutex (`cache.rs` says what that costs).
 
 use core::alloc::Layout;
 use core::fmt;
 use core::ptr::NonNull;
 use core::sync::atomic::Ordering::Relaxed;
 
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use super::area::Resolver;
+use super::cache::ObjectCache;
+use super::control::{LEAF_CLASSES, NODE_POOLS};
 use super::epochs::{HANDLES, Header, SharedTable};
 use super::lock::process_alive;
+use super::memory::leaf_class;
 use super::{Area, SharedMemory, ShmError};
 use crate::concurrent::space::{Anchor, Space, sealed};
 use crate::mem::{Memory, PoolSpec};
@@ -37,11 +46,16 @@ pub struct SharedSpace {
     pools: Vec<Layout>,
     /// This process's pid, as node locks record it.
     pid: u32,
+    /// Objects this handle holds back from the pools.
+    cache: Mutex<ObjectCache>,
+    /// The area's base and segment flags, valid while `area` is held.
+    resolver: Resolver,
 }
 
 // SAFETY: the header and the pools are atomics in shared memory, changed
-// under the header's process-shared mutex; the area is kept mapped by the
-// `Area` this value holds.
+// under the header's process-shared mutex; the area is kept mapped, and
+// the resolver's flags alive, by the `Area` this value holds; the cache is
+// behind a mutex.
 unsafe impl Send for SharedSpace {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for SharedSpace {}
@@ -78,6 +92,8 @@ impl SharedSpace {
             handle,
             pools,
             pid,
+            cache: Mutex::new(ObjectCache::new()),
+            resolver: inner.resolver(),
         })
     }
 
@@ -129,12 +145,56 @@ impl SharedSpace {
         self.pools.iter().position(|&l| l == layout)
     }
 
+    /// The pool that serves `layout` and the size of its objects: a node
+    /// pool, or a leaf class; `None` for a large or empty leaf.
+    fn cached_pool(&self, layout: Layout) -> Option<(usize, usize)> {
+        if let Some(pool) = self.pool_of(layout) {
+            return Some((pool, layout.size()));
+        }
+        if layout.size() == 0 {
+            return None;
+        }
+        leaf_class(layout).map(|class| (NODE_POOLS + class, LEAF_CLASSES[class]))
+    }
+
+    fn cache(&self) -> MutexGuard<'_, ObjectCache> {
+        // The cache's state is whole between calls: a panic cannot leave
+        // it half-changed.
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn at(&self, offset: usize) -> NonNull<u8> {
+        let inner = &self.area.inner;
+        // SAFETY: a pool object's offset, inside a segment this process
+        // mapped when it took or freed the object.
+        unsafe { inner.base().byte_add(offset) }
+    }
+
+    fn offset_of(&self, object: NonNull<u8>) -> usize {
+        object.addr().get() - self.area.inner.base().addr().get()
+    }
+
+    /// Gives `objects` back to `pool`.
+    fn give_back(&self, pool: usize, objects: &[usize]) {
+        // A poisoned mutex leaves them allocated: a leak until the tree is
+        // destroyed, never a fault.
+        let _ = self.with_memory(|memory| {
+            for &offset in objects {
+                // SAFETY: the pool handed the object out, and the tree
+                // holds it no more.
+                unsafe { memory.free_node(pool, self.at(offset)) };
+            }
+        });
+    }
+
     /// Gives back every span and block of the tree, the header included.
     ///
     /// # Safety
     ///
     /// No process will reach the tree again.
     pub(crate) unsafe fn release_all(&self) -> Result<(), ShmError> {
+        // The spans go back whole, cached objects with them.
+        self.cache().forget();
         self.with_memory(|memory| {
             // SAFETY: the caller's contract.
             unsafe { memory.release_all() }
@@ -169,6 +229,10 @@ fn claim_handle(handles: &[core::sync::atomic::AtomicU32], pid: u32) -> Option<u
 
 impl Drop for SharedSpace {
     fn drop(&mut self) {
+        let cached: Vec<_> = self.cache().drain().collect();
+        for (pool, objects) in cached {
+            self.give_back(pool, &objects);
+        }
         if let Some(entry) = self.header_handles_entry() {
             entry.store(0, Relaxed);
         }
@@ -227,38 +291,54 @@ unsafe impl Space for SharedSpace {
 
     #[inline(always)]
     fn resolve(&self, word: *mut u8) -> *mut u8 {
-        let inner = &self.area.inner;
-        inner.ensure_mapped(word.addr());
-        inner.base().as_ptr().wrapping_byte_add(word.addr())
+        self.resolver.resolve(&self.area.inner, word)
     }
 
     #[inline(always)]
     fn word(&self, addr: *mut u8) -> *mut u8 {
-        let base = self.area.inner.base().as_ptr();
-        core::ptr::without_provenance_mut(addr.addr() - base.addr())
+        self.resolver.offset(addr)
     }
 
     fn alloc(&self, layout: Layout) -> Result<NonNull<u8>, ShmError> {
-        let pool = self.pool_of(layout);
-        self.with_memory(|memory| match pool {
-            Some(pool) => {
-                memory.reserve_nodes(pool, 1)?;
-                Ok(memory.alloc_node(pool))
-            }
-            None => memory.alloc_leaf(layout),
-        })?
+        let Some((pool, size)) = self.cached_pool(layout) else {
+            return self.with_memory(|memory| memory.alloc_leaf(layout))?;
+        };
+        let mut cache = self.cache();
+        if let Some(offset) = cache.take(pool) {
+            return Ok(self.at(offset));
+        }
+        let batch = ObjectCache::batch(size);
+        let taken = self.with_memory(|memory| {
+            // A full area may still have one object.
+            let count = match memory.reserve_nodes(pool, batch) {
+                Ok(()) => batch,
+                Err(_) => memory.reserve_nodes(pool, 1).map(|()| 1)?,
+            };
+            Ok::<_, ShmError>(
+                (0..count)
+                    .map(|_| self.offset_of(memory.alloc_node(pool)))
+                    .collect::<Vec<_>>(),
+            )
+        })??;
+        let (&first, rest) = taken
+            .split_first()
+            .expect("a batch takes one object or more");
+        cache.fill(pool, rest.iter().rev().copied());
+        Ok(self.at(first))
     }
 
     unsafe fn free(&self, addr: NonNull<u8>, layout: Layout) {
-        let pool = self.pool_of(layout);
-        // A poisoned mutex leaves the object allocated: a leak until the
-        // tree is destroyed, never a fault.
-        let _ = self.with_memory(|memory| match pool {
-            // SAFETY: the caller's contract: this pool handed it out.
-            Some(pool) => unsafe { memory.free_node(pool, addr) },
-            // SAFETY: as above, a leaf class or large block of `layout`.
-            None => unsafe { memory.free_leaf(addr, layout) },
-        });
+        let Some((pool, size)) = self.cached_pool(layout) else {
+            // A poisoned mutex leaves the leaf allocated: a leak until the
+            // tree is destroyed, never a fault.
+            // SAFETY: the caller's contract: a large leaf of `layout`.
+            let _ = self.with_memory(|memory| unsafe { memory.free_leaf(addr, layout) });
+            return;
+        };
+        let full = self.cache().put(pool, self.offset_of(addr), size);
+        if let Some(objects) = full {
+            self.give_back(pool, &objects);
+        }
     }
 
     fn bytes(&self) -> usize {
