@@ -3,7 +3,7 @@
 
 use core::fmt;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Mutex};
 
 use rustix::fs::Mode;
@@ -188,17 +188,16 @@ pub struct Area {
     pub(crate) inner: Arc<AreaInner>,
 }
 
-/// An area's base in this process and its segment flags, copied out of
-/// the [`AreaInner`] so that a concurrent tree's reader resolves a word
-/// without first loading the pointer to the area: made by
-/// [`AreaInner::resolver`], and valid while that area is held.
+/// An area's base in this process and where its mapped prefix ends,
+/// copied out of the [`AreaInner`] so that a concurrent tree's reader
+/// resolves a word with one compare and one add, without first loading
+/// the pointer to the area: made by [`AreaInner::resolver`], and valid
+/// while that area is held.
 #[derive(Clone, Copy)]
 pub(crate) struct Resolver {
     base: NonNull<u8>,
-    /// `AreaInner::live`.
-    live: NonNull<AtomicBool>,
-    slots: usize,
-    slot_shift: u32,
+    /// `AreaInner::mapped_below`.
+    mapped_below: NonNull<AtomicUsize>,
 }
 
 impl Resolver {
@@ -207,11 +206,10 @@ impl Resolver {
     /// made from) does not map it yet.
     #[inline(always)]
     pub(crate) fn resolve(&self, area: &AreaInner, word: *mut u8) -> *mut u8 {
-        let slot = word.addr() >> self.slot_shift;
-        // SAFETY: `live` is the area's flags, `slots` long, which live as
-        // long as the area; the caller holds it.
-        let mapped = slot < self.slots && unsafe { self.live.add(slot).as_ref() }.load(Acquire);
-        if !mapped {
+        // SAFETY: `mapped_below` is a field of the area, which the caller
+        // holds.
+        let mapped_below = unsafe { self.mapped_below.as_ref() }.load(Acquire);
+        if word.addr() >= mapped_below {
             area.ensure_mapped(word.addr());
         }
         self.base.as_ptr().wrapping_byte_add(word.addr())
@@ -243,6 +241,10 @@ pub(crate) struct AreaInner {
     /// Per data segment slot, whether this process maps it: what a
     /// concurrent tree's readers check on every node they visit.
     live: Box<[AtomicBool]>,
+    /// The end of the data segment slots, from the first on, that this
+    /// process maps without a gap: a reader's word below it needs no
+    /// look at `live`. Changed under `mapped`, with `live`.
+    mapped_below: AtomicUsize,
     /// The segment epoch this process's mappings reflect.
     synced: AtomicU64,
 }
@@ -283,6 +285,7 @@ impl Area {
             max_segments: slots,
             mapped: Mutex::new(vec![0; slots + 1]),
             live: (0..=slots).map(|_| AtomicBool::new(false)).collect(),
+            mapped_below: AtomicUsize::new(0),
             synced: AtomicU64::new(0),
         };
         let c = inner.control();
@@ -389,6 +392,7 @@ impl Area {
             max_segments: slots,
             mapped: Mutex::new(vec![0; slots + 1]),
             live: (0..=slots).map(|_| AtomicBool::new(false)).collect(),
+            mapped_below: AtomicUsize::new(0),
             synced: AtomicU64::new(0),
         };
         inner.sync()?;
@@ -539,7 +543,7 @@ impl AreaInner {
                 continue;
             }
             if *have != 0 {
-                self.live[slot].store(false, Relaxed);
+                self.set_live(slot, false);
                 self.reservation
                     .release(slot << self.slot_shift, 1 << self.slot_shift);
                 *have = 0;
@@ -561,7 +565,7 @@ impl AreaInner {
                         source: std::io::Error::other("not a radix data segment"),
                     });
                 }
-                self.live[slot].store(true, Release);
+                self.set_live(slot, true);
             }
         }
         self.synced.store(epoch, Release);
@@ -573,10 +577,19 @@ impl AreaInner {
     pub(crate) fn resolver(&self) -> Resolver {
         Resolver {
             base: self.base(),
-            live: NonNull::from(&*self.live).cast(),
-            slots: self.live.len(),
-            slot_shift: self.slot_shift,
+            mapped_below: NonNull::from(&self.mapped_below),
         }
+    }
+
+    /// Sets whether this process maps segment slot `slot`, and moves the
+    /// end of the mapped prefix to match: before a mapping is released,
+    /// after one is made. Called with the mapping mutex (`mapped`) held.
+    fn set_live(&self, slot: usize, live: bool) {
+        self.live[slot].store(live, Release);
+        let end = (1..self.live.len())
+            .find(|&s| !self.live[s].load(Relaxed))
+            .unwrap_or(self.live.len());
+        self.mapped_below.store(end << self.slot_shift, Release);
     }
 
     /// Makes sure this process maps the segment holding area offset
@@ -623,7 +636,7 @@ impl AreaInner {
             panic!("a reader could not map segment {name} of its tree: {e}");
         }
         mapped[slot] = generation;
-        self.live[slot].store(true, Release);
+        self.set_live(slot, true);
     }
 
     /// The buddy allocator of the segment in `slot`, which is live and
@@ -754,7 +767,7 @@ impl AreaInner {
         c.epoch.fetch_add(1, Release);
         let mut mapped = self.mapped.lock().unwrap_or_else(|e| e.into_inner());
         mapped[slot] = generation;
-        self.live[slot].store(true, Release);
+        self.set_live(slot, true);
         // This process has seen every change so far (it holds the lock).
         let _ = guard;
         Ok(slot)
@@ -773,10 +786,10 @@ impl AreaInner {
         if self.reservation.backing() == Backing::SharedMemory {
             unlink(&self.handle.segment_name(slot, generation));
         }
-        self.live[slot].store(false, Relaxed);
+        let mut mapped = self.mapped.lock().unwrap_or_else(|e| e.into_inner());
+        self.set_live(slot, false);
         self.reservation
             .release(slot << self.slot_shift, 1 << self.slot_shift);
-        let mut mapped = self.mapped.lock().unwrap_or_else(|e| e.into_inner());
         mapped[slot] = 0;
     }
 

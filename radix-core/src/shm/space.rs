@@ -3,8 +3,11 @@
 //! A slot holds a tagged *offset* from the area's base, as the plain
 //! shared tree's do (`memory.rs`), and resolving one is an add to the base
 //! this process reserved, after a check that this process maps the
-//! segment (`AreaInner::ensure_mapped`: one load of a local flag on the
-//! hot path). Nodes and cells come from the tree's pools in its slot of
+//! segment: one compare with the end of the segments it maps without a
+//! gap ([`Resolver`]), and a look at the segment's flag only past it
+//! (`AreaInner::ensure_mapped`). With the flag looked up at every node,
+//! RT-C's reader-only rows read at 0.67-0.75x of the local tree's rate;
+//! with the compare, at 0.81-0.90x (one session). Nodes and cells come from the tree's pools in its slot of
 //! the control segment, one pool per node kind and one for cells, with the
 //! plain tree's leaf classes for anything else; the pools are the plain
 //! tree's, taken under the tree's allocation mutex ([`Header::alloc`]), a
