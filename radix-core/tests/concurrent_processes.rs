@@ -230,7 +230,14 @@ fn a_killed_writer_leaves_the_others_running() {
         "    kills that left the tree writable: {}, that poisoned it: {}",
         outcomes.0, outcomes.1
     );
-    tree.destroy().unwrap();
+    // A writer killed inside the allocation mutex leaves the pools to
+    // nobody: writes served from a process's object cache go on, but the
+    // tree's memory can no longer be handed back piecewise, and stays in
+    // the area until the area goes (as `destroy` documents).
+    match tree.destroy() {
+        Ok(()) | Err(ShmError::OwnerDied { .. }) => {}
+        Err(e) => panic!("destroy: {e}"),
+    }
 }
 
 /// A reader killed inside a read (holding a pin) does not hold

@@ -134,20 +134,28 @@ impl SharedConcurrentTidStore {
     /// # Errors
     ///
     /// As [`TidStore::set_block_offsets`](crate::TidStore::set_block_offsets),
-    /// plus [`TidStoreError::AreaFull`] when the area cannot grow, and
-    /// [`TidStoreError::SharedMemory`] once a writer died holding a lock.
-    /// Either way the store is unchanged.
+    /// plus [`TidStoreError::AreaFull`] when the area cannot grow (after
+    /// a second try, once what this thread's earlier writes retired is
+    /// freed), and [`TidStoreError::SharedMemory`] once a writer died
+    /// holding a lock. Either way the store is unchanged.
     pub fn set_block_offsets(&self, block: u32, offsets: &[u16]) -> Result<(), TidStoreError> {
         validate(block, offsets)?;
         let mut buf = EntryBuf::new();
         let entry = buf.encode(offsets);
         let mut old = 0;
-        self.table
-            .update_or_insert(block, |present| {
+        let mut write = || {
+            self.table.update_or_insert(block, |present| {
                 old = present.map_or(0, |entry| entry.len());
                 entry
             })
-            .map_err(|e| TidStoreError::from_shm(block, e))?;
+        };
+        // A refusal frees what this thread's writes retired (entries
+        // replaced, nodes grown), so once is worth a retry.
+        let written = match write() {
+            Err(ShmError::AreaFull { .. }) => write(),
+            other => other,
+        };
+        written.map_err(|e| TidStoreError::from_shm(block, e))?;
         let tids = self.table.user_word(NUM_TIDS);
         if old == 0 {
             tids.fetch_add(offsets.len() as u64, Relaxed);

@@ -409,6 +409,18 @@ where
         core::ptr::from_ref(&self.space).cast()
     }
 
+    /// After a write the space refused: frees what this thread retired
+    /// that no reader can still see, so that a retry may find the room.
+    /// Writes run inside no other write of the thread, so its list of
+    /// retired objects is free to take.
+    #[cfg(target_os = "linux")] // for trees in shared memory
+    pub(crate) fn collect_retired(&self) {
+        // SAFETY: every object this tree's reclaimer holds was retired
+        // with this context; the caller's write has returned, so no
+        // reference to the thread's open list is live.
+        unsafe { self.reclaimer.collect(self.space_context()) }
+    }
+
     /// Retires an unlinked node.
     ///
     /// # Safety

@@ -192,9 +192,22 @@ where
     ///
     /// [`ShmError::AreaFull`] or [`ShmError::TooLarge`] when the area has
     /// no room for what the insert must build (nothing changed), and
-    /// [`ShmError::OwnerDied`] once a writer died holding a lock.
+    /// [`ShmError::OwnerDied`] once a writer died holding a lock. Before
+    /// it returns `AreaFull`, the insert frees what this thread's earlier
+    /// writes retired and no reader can still see (nodes replaced, values
+    /// removed), which otherwise waits until more is retired: in a tree
+    /// that was emptied, a retry may then succeed.
     pub fn insert(&self, key: C::Key, value: InputOf<'_, C>) -> Result<OldOf<C>, ShmError> {
-        self.upsert(key, |_| value)
+        self.refused(self.upsert(key, |_| value))
+    }
+
+    /// `result`, after freeing what this thread retired if it is an
+    /// `AreaFull` refusal.
+    fn refused<T>(&self, result: Result<T, ShmError>) -> Result<T, ShmError> {
+        if let Err(ShmError::AreaFull { .. }) = result {
+            self.collect_retired();
+        }
+        result
     }
 
     /// Stores `f(old)` under `key`, as the local tree's
@@ -208,7 +221,7 @@ where
         key: C::Key,
         f: impl FnOnce(Option<&ValueOf<C>>) -> InputOf<'i, C>,
     ) -> Result<OldOf<C>, ShmError> {
-        self.upsert(key, f)
+        self.refused(self.upsert(key, f))
     }
 
     /// Removes `key` and returns its value.

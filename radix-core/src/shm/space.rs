@@ -30,6 +30,7 @@ use super::epochs::{HANDLES, Header, SharedTable};
 use super::lock::process_alive;
 use super::memory::leaf_class;
 use super::{Area, SharedMemory, ShmError};
+use crate::concurrent::Padded;
 use crate::concurrent::space::{Anchor, Space, sealed};
 use crate::mem::{Memory, PoolSpec};
 
@@ -49,8 +50,10 @@ pub struct SharedSpace {
     pools: Vec<Layout>,
     /// This process's pid, as node locks record it.
     pid: u32,
-    /// Objects this handle holds back from the pools.
-    cache: Mutex<ObjectCache>,
+    /// Objects this handle holds back from the pools, on lines of their
+    /// own: writers lock the mutex on every allocation, and readers of
+    /// the same handle load the fields around it on every node.
+    cache: Padded<Mutex<ObjectCache>>,
     /// The area's base and segment flags, valid while `area` is held.
     resolver: Resolver,
 }
@@ -95,7 +98,7 @@ impl SharedSpace {
             handle,
             pools,
             pid,
-            cache: Mutex::new(ObjectCache::new()),
+            cache: Padded(Mutex::new(ObjectCache::new())),
             resolver: inner.resolver(),
         })
     }

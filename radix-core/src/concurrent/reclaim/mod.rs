@@ -339,6 +339,30 @@ impl<T: Table> Reclaimer<T> {
 }
 
 impl<T: Table> Reclaimer<T> {
+    /// Frees what the calling thread retired and no reader can still
+    /// reach, now rather than when its list next fills: for a write that a
+    /// full space refused, whose retry may then find room. Seals the
+    /// thread's open list, and tries a few times to move the epoch on and
+    /// free the bags that expire; a reader that stays pinned holds back
+    /// what it might see, as always.
+    ///
+    /// # Safety
+    ///
+    /// `context` is the one every object here was retired with, and the
+    /// calling thread is inside no write of this tree (its open list is
+    /// not borrowed).
+    pub(crate) unsafe fn collect(&self, context: *const ()) {
+        #[cfg(not(any(loom, shuttle)))]
+        {
+            let slot = self.slots.mine();
+            for _ in 0..3 {
+                self.seal(slot, context);
+            }
+        }
+        #[cfg(any(loom, shuttle))]
+        let _ = context;
+    }
+
     /// Frees what has expired of everything this handle retired, for a
     /// handle that drops while other processes may still read the tree:
     /// it seals every open list, tries a few times to move the epoch on,

@@ -178,6 +178,42 @@ fn a_full_area_refuses_writes_and_keeps_every_key() {
 }
 
 #[test]
+fn a_refused_insert_frees_what_was_retired_so_a_retry_finds_room() {
+    let area = heap_area(Some(256 << 10));
+    let tree = Rowex::create_in(&area).unwrap();
+    let mut stored = Vec::new();
+    while stored.len() < 1 << 20 {
+        let key = scramble(stored.len() as u64);
+        if tree.insert(key, key).is_err() {
+            break;
+        }
+        stored.push(key);
+    }
+    // Emptied, the tree's nodes wait in this thread's retired lists,
+    // which are not full enough to be freed on their own.
+    for &key in &stored {
+        assert_eq!(tree.remove(key).unwrap(), Some(key));
+    }
+    assert!(tree.is_empty());
+    // Every key goes back in, each at the second attempt at most: the
+    // first refusal frees what the removals retired.
+    let mut refused = 0;
+    for &key in &stored {
+        if tree.insert(key, key + 1).is_err() {
+            refused += 1;
+            assert_eq!(
+                tree.insert(key, key + 1).unwrap(),
+                None,
+                "the retry was refused"
+            );
+        }
+    }
+    assert!(refused <= 1, "{refused} inserts were refused once");
+    assert_eq!(tree.len(), stored.len());
+    tree.destroy().unwrap();
+}
+
+#[test]
 fn attach_and_destroy_check_what_they_are_given() {
     let area = heap_area(None);
     let plain = Plain::create_in(&area).unwrap();
