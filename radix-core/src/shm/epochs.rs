@@ -29,7 +29,7 @@
 //! a process that dies with bags leaves those nodes allocated until the
 //! tree is destroyed, which returns every span of the tree at once.
 
-use core::ptr::NonNull;
+use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering, compiler_fence, fence};
 
 use super::Area;
@@ -119,17 +119,18 @@ impl SharedTable {
 
     /// Claims a free announcement for the thread of `slot`.
     #[cold]
-    fn claim(&self, slot: &Slot) -> usize {
+    fn claim(&self, slot: &Slot) -> &Announcement {
         let announcements = &self.header().announcements;
         loop {
-            for (index, a) in announcements.iter().enumerate() {
+            for a in announcements {
                 if a.owner.load(Ordering::Relaxed) == 0
                     && a.owner
                         .compare_exchange(0, self.pid, Ordering::Acquire, Ordering::Relaxed)
                         .is_ok()
                 {
-                    slot.claimed.store(index + 1, Ordering::Relaxed);
-                    return index;
+                    slot.claimed
+                        .store(ptr::from_ref(a).cast_mut().cast(), Ordering::Relaxed);
+                    return a;
                 }
             }
             let mut freed = false;
@@ -186,11 +187,16 @@ unsafe impl Table for SharedTable {
 
     #[inline(always)]
     fn announcement<'a>(&'a self, slot: &'a Slot) -> &'a AtomicUsize {
-        let index = match slot.claimed.load(Ordering::Relaxed) {
-            0 => self.claim(slot),
-            claimed => claimed - 1,
+        let claimed = slot.claimed.load(Ordering::Relaxed);
+        let announcement = if claimed.is_null() {
+            self.claim(slot)
+        } else {
+            // SAFETY: `claim` stored the address of an announcement in
+            // this table's header, which the area held here keeps mapped;
+            // it stays this thread's until `release` clears the slot.
+            unsafe { &*claimed.cast::<Announcement>() }
         };
-        &self.header().announcements[index].announced
+        &announcement.announced
     }
 
     fn lagging(&self, _local: &Slots, epoch: usize) -> bool {
@@ -228,9 +234,10 @@ unsafe impl Table for SharedTable {
     }
 
     fn release(&self, slot: &Slot) {
-        let claimed = slot.claimed.swap(0, Ordering::Relaxed);
-        if claimed != 0 {
-            let a = &self.header().announcements[claimed - 1];
+        let claimed = slot.claimed.swap(ptr::null_mut(), Ordering::Relaxed);
+        if !claimed.is_null() {
+            // SAFETY: as in `announcement`.
+            let a = unsafe { &*claimed.cast::<Announcement>() };
             a.announced.store(0, Ordering::Release);
             a.owner.store(0, Ordering::Release);
         }

@@ -46,9 +46,10 @@ pub struct Slot {
     /// lookups). Only the owning thread touches it.
     pub(super) depth: AtomicUsize,
     /// For a table whose announcements live elsewhere (in shared memory):
-    /// which one this thread claimed, plus one (0: none yet). Only the
-    /// owning thread touches it, and the table when its handle drops.
-    pub(crate) claimed: AtomicUsize,
+    /// the one this thread claimed (null: none yet), kept as its address
+    /// so that a pin reaches it with one load and no bounds check. Only
+    /// the owning thread touches it, and the table when its handle drops.
+    pub(crate) claimed: AtomicPtr<u8>,
     /// Objects the owning thread retired, not yet sealed into a bag.
     open: UnsafeCell<Vec<Retired>>,
 }
@@ -68,7 +69,7 @@ impl Slot {
         Self {
             announced: AtomicUsize::new(0),
             depth: AtomicUsize::new(0),
-            claimed: AtomicUsize::new(0),
+            claimed: AtomicPtr::new(ptr::null_mut()),
             open: UnsafeCell::new(Vec::new()),
         }
     }
