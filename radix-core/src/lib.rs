@@ -139,6 +139,9 @@
 //! resolves them), and it is read and written through the guards of a
 //! process-shared reader-writer lock that survives the death of its
 //! holders. This is what PostgreSQL's parallel vacuum does with its DSA.
+// docs.rs (`--cfg docsrs`, on nightly) marks each item gated by a feature
+// or a platform with what it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod collections;
 pub mod concurrent;
@@ -184,3 +187,8 @@ pub use raw::{ClassStats, InputOf, OldOf, RawTree, Stats, ValueOf};
 pub mod __private {
     pub use static_assertions;
 }
+
+/// The crate's README, whose examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -27,6 +27,9 @@
 //!
 //! [`DeadItemsArray`] is PostgreSQL 16's sorted array, kept for comparison
 //! (it is what `vacuum-sim` and the benchmarks measure the store against).
+// docs.rs (`--cfg docsrs`, on nightly) marks each item gated by a feature
+// or a platform with what it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod array;
 #[cfg(target_os = "linux")]
@@ -62,3 +65,8 @@ pub use tid::{MAX_OFFSET, Tid};
 pub mod shm {
     pub use radix_core::shm::{Area, AreaHandle, AreaOptions, Backing, ShmError, remove_stale};
 }
+
+/// The crate's README, whose examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
