@@ -91,6 +91,30 @@
 //! suite, which builds hundreds of configurations, took three times as long
 //! to compile for code that ran a quarter faster.
 //!
+//! ## Choosing a configuration
+//!
+//! Each setting of [`radix_tree!`], which to pick, and the measurement
+//! behind the advice (one machine: AMD EPYC, 2 cores, 32 MiB L3; 1M keys
+//! unless said; `benches/RESULTS.md` in the repository has the runs).
+//!
+//! | setting | pick | for | measured reason |
+//! |---|---|---|---|
+//! | `key` | the narrowest unsigned type that holds every key | all trees | a tree is at most one level per key byte: a `u32` tree is never deeper than four nodes |
+//! | `compression: none` | default below `u128` | dense keys: block numbers, row ids, counters | on dense `u64` keys `full` costs 1.07x the memory (9.72 to 10.44 MB) and 1.14x to 1.27x the lookup time (RT-1, RT-2) |
+//! | `compression: full` | default for `u128` | random, hashed or sparse keys | 1M random `u64` keys: 38.3 MB and 29.7 ns a lookup, against 218.1 MB and 123.7 ns uncompressed (RT-3) |
+//! | `compression: path` | | keys whose middle bytes are constant | keys masked by `0xFFFF0000003F`: the three zero bytes become prefixes, 24.7 to 17.3 MB and 68.1 to 18.9 ns (RT-4) |
+//! | `compression: lazy` | | few keys spread over a wide range | a subtree of one key is the key beside its value: no chain of single-child nodes |
+//! | `layout: auto` / `embedded` | default | values of at most 8 bytes | the value is the slot word: `u64 -> u64`, 8.4 MB, 4.6 ns a random lookup |
+//! | `layout: inline` | | fixed-size values of 9 to about 64 bytes | `u64 -> [u64; 4]`: 33.1 MB and 27 ns a random lookup, against 40.4 MB and 34 ns as `leaf` |
+//! | `layout: leaf` | `auto`'s choice above 8 bytes | larger values, values with heap parts | one allocation per value; nodes grow and shrink without moving it |
+//! | `layout: varlen` | | values whose size is known only at run time ([`value::VarlenValue`]) | embedded in the slot when they fit, one exact-size leaf otherwise: the TID store's entries |
+//! | `delete: false` | | insert-only trees | `remove` and the methods that remove become compile errors, and removal's code is never built |
+//! | `size_classes` | default `[4, 16, 32, 64, 256]` | | PostgreSQL's classes; fewer classes mean fewer copies on growth and more slack per node |
+//! | `memory: local` | default | one process | |
+//! | `memory: shared` | | several processes, one tree (Linux) | lookups at most 1.25x the local tree's time, memory 1.6x to 1.9x (an area grows by doubling segments) |
+//! | `concurrency: none` | default | one writer at a time (`&mut self`, or an outer lock) | no atomics and no epochs on any path |
+//! | `concurrency: rowex` | | threads that read while others write | readers never wait: 3.2x congee's reads; disjoint writers scale (2 writers 1.65x to 2x one); a single-thread lookup costs 1.8x the plain tree's per call, 1.14x to 1.36x under one [`concurrent::ReadPin`] |
+//!
 //! ## The map API
 //!
 //! [`RawTree`], which every generated type is an alias of, reads like `BTreeMap` with
