@@ -401,9 +401,7 @@ where
         entries.push(chunk, mine);
         let kind = Kind::for_len(entries.len());
         #[cfg(test)]
-        if C::COMPRESSION == crate::config::Compression::Path
-            && super::tests::PUBLISH_BEFORE_COPY.load(core::sync::atomic::Ordering::Relaxed)
-        {
+        if super::tests::publishes_before_copy::<C>() {
             // The bug the linearizability test must catch: readers find
             // the grown node empty until the copy below is done.
             let grown = self.new_node(kind, node.header().prefix(), &Entries::new(), shift)?;
