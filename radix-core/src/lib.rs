@@ -163,11 +163,32 @@
 //! resolves them), and it is read and written through the guards of a
 //! process-shared reader-writer lock that survives the death of its
 //! holders. This is what PostgreSQL's parallel vacuum does with its DSA.
+//!
+//! ## Features, and `no_std`
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `std` | yes | the concurrent trees ([`concurrent`], `concurrency: rowex`); slabs that give empty pages back to the system (Linux); drops that go on past a value whose `Drop` panics, as std's collections' do |
+//! | `shm` | yes | trees in shared memory (`shm`, `memory: shared`; Linux); implies `std` |
+//! | `serde` | no | `Serialize`/`Deserialize` for maps and sets, in `BTreeMap`'s and `BTreeSet`'s forms |
+//!
+//! With `default-features = false` the crate is `no_std` and needs only
+//! `alloc`: every local tree (each key width, layout and compression), the
+//! map and set API, the set operations and, with `serde`, their
+//! serialisation. CI builds it so for `x86_64-unknown-none`. A declaration
+//! that needs a missing feature (`concurrency: rowex` without `std`,
+//! `memory: shared` without `shm`) is a compile error that names it.
 // docs.rs (`--cfg docsrs`, on nightly) marks each item gated by a feature
 // or a platform with what it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
+// Without the `std` feature the crate needs only `alloc`: local trees, the
+// map and set API and the set operations.
+#![cfg_attr(not(feature = "std"), no_std)]
+
+extern crate alloc;
 
 mod collections;
+#[cfg(feature = "std")]
 pub mod concurrent;
 pub mod config;
 pub mod iter;
@@ -177,7 +198,7 @@ mod node;
 mod ptr;
 mod raw;
 pub use collections::set;
-#[cfg(target_os = "linux")]
+#[cfg(all(feature = "shm", target_os = "linux"))]
 pub mod shm;
 mod simd;
 #[cfg(test)]
@@ -210,6 +231,48 @@ pub use raw::{ClassStats, InputOf, OldOf, RawTree, Stats, ValueOf};
 #[doc(hidden)]
 pub mod __private {
     pub use static_assertions;
+
+    pub use crate::{__radix_needs_concurrent as needs_concurrent, __radix_needs_shm as needs_shm};
+}
+
+/// Expands to nothing where the concurrent engine is built (the `std`
+/// feature), to a compile error naming the feature elsewhere: what a
+/// `concurrency: rowex` declaration expands to first.
+#[cfg(feature = "std")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __radix_needs_concurrent {
+    () => {};
+}
+#[cfg(not(feature = "std"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __radix_needs_concurrent {
+    () => {
+        ::core::compile_error!(
+            "`concurrency: rowex` needs radix-core's `std` feature (on by default): \
+             concurrent trees use threads"
+        );
+    };
+}
+
+/// As [`__radix_needs_concurrent`], for `memory: shared` and the `shm`
+/// feature (Linux).
+#[cfg(all(feature = "shm", target_os = "linux"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __radix_needs_shm {
+    () => {};
+}
+#[cfg(not(all(feature = "shm", target_os = "linux")))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __radix_needs_shm {
+    () => {
+        ::core::compile_error!(
+            "`memory: shared` needs radix-core's `shm` feature (on by default) on Linux"
+        );
+    };
 }
 
 /// The crate's README, whose examples run as doctests.

@@ -259,6 +259,13 @@ pub fn assertions(spec: &Spec) -> TokenStream {
         }),
         Layout::Auto | Layout::Leaf | Layout::Inline => {}
     }
+    // A missing feature of radix-core is named before any path it gates.
+    if spec.concurrency == Concurrency::Rowex {
+        checks.extend(quote!(::radix_core::__private::needs_concurrent!();));
+    }
+    if spec.memory == Memory::Shared {
+        checks.extend(quote!(::radix_core::__private::needs_shm!();));
+    }
     if spec.concurrency == Concurrency::Rowex {
         let span = value.span();
         let layout = layout_type(spec);

@@ -8,6 +8,7 @@
 //! faithful so that [`TidStore`](crate::TidStore) can be measured against
 //! it.
 
+use alloc::vec::Vec;
 use core::fmt;
 
 use crate::tid::Tid;
@@ -105,7 +106,7 @@ impl DeadItemsArray {
     }
 
     /// An empty array with room for `max_items` TIDs, allocated now.
-    pub fn with_max_items(max_items: usize) -> Result<Self, std::collections::TryReserveError> {
+    pub fn with_max_items(max_items: usize) -> Result<Self, alloc::collections::TryReserveError> {
         let mut items = Vec::new();
         items.try_reserve_exact(max_items)?;
         Ok(Self { items, max_items })

@@ -18,6 +18,9 @@
 //! The header's first byte is a flag byte whose lowest bit is reserved for
 //! the tree's embedded-value tag ([`radix_core::value::TAG_BIT`]).
 
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 

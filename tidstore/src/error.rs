@@ -1,6 +1,7 @@
 //! Errors.
 
 use crate::tid::MAX_OFFSET;
+use alloc::string::String;
 
 /// Why a call was refused. A refused call leaves the store exactly as it
 /// was.
@@ -76,7 +77,7 @@ pub enum TidStoreError {
     },
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(all(feature = "shm", target_os = "linux"))]
 impl TidStoreError {
     /// The error of a shared store's write to `block`.
     pub(crate) fn from_shm(block: u32, error: radix_core::shm::ShmError) -> Self {

@@ -28,6 +28,12 @@
 //! [`DeadItemsArray`] is PostgreSQL 16's sorted array, kept for comparison
 //! (it is what `vacuum-sim` and the benchmarks measure the store against).
 //!
+//! Features: `std` and `shm` (the shared stores, Linux) are on by default;
+//! `serde` adds `Serialize`/`Deserialize` for [`TidStore`]. With
+//! `default-features = false` the crate is `no_std` and needs only
+//! `alloc`: [`TidStore`], its set operations and ordered lookups, and
+//! [`DeadItemsArray`].
+//!
 //! ## A vacuum, step by step
 //!
 //! A storage engine's lazy vacuum uses the store in rounds. Scan the heap
@@ -120,9 +126,13 @@
 // docs.rs (`--cfg docsrs`, on nightly) marks each item gated by a feature
 // or a platform with what it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
+// Without the `std` feature the local store needs only `alloc`.
+#![cfg_attr(not(feature = "std"), no_std)]
+
+extern crate alloc;
 
 mod array;
-#[cfg(target_os = "linux")]
+#[cfg(all(feature = "shm", target_os = "linux"))]
 mod concurrent;
 mod entry;
 mod error;
@@ -130,18 +140,18 @@ mod ordered;
 #[cfg(feature = "serde")]
 mod serde;
 mod set_ops;
-#[cfg(target_os = "linux")]
+#[cfg(all(feature = "shm", target_os = "linux"))]
 mod shared;
 mod store;
 mod table;
 mod tid;
 
 pub use array::{ArrayError, DeadItemsArray, ItemPointer};
-#[cfg(target_os = "linux")]
+#[cfg(all(feature = "shm", target_os = "linux"))]
 pub use concurrent::SharedConcurrentTidStore;
 pub use error::TidStoreError;
 pub use ordered::OrderedLookup;
-#[cfg(target_os = "linux")]
+#[cfg(all(feature = "shm", target_os = "linux"))]
 pub use shared::{
     SharedIter, SharedTidStore, SharedTidStoreHandle, SharedTidStoreReader, SharedTidStoreWriter,
 };
@@ -151,7 +161,7 @@ pub use tid::{MAX_OFFSET, Tid};
 /// The shared-memory types that [`SharedTidStore`]'s API takes and
 /// returns, from [`radix_core::shm`], so that a user of the shared store
 /// needs no dependency of its own on `radix-core`.
-#[cfg(target_os = "linux")]
+#[cfg(all(feature = "shm", target_os = "linux"))]
 pub mod shm {
     pub use radix_core::shm::{Area, AreaHandle, AreaOptions, Backing, ShmError, remove_stale};
 }

@@ -54,6 +54,8 @@
 //! that has ([`is_full`](TidStore::is_full)), as it would have been had it
 //! been built directly, and checking that is the caller's part, as ever.
 
+use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt;
 
 use ::serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};

@@ -1,5 +1,8 @@
 //! The store: a radix tree from block number to [`BlockEntry`].
 
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt;
 
 use radix_core::mem::MemoryOptions;
@@ -347,6 +350,7 @@ macro_rules! block_iter {
         impl ExactSizeIterator for $name<'_> {}
     };
 }
+#[cfg(all(feature = "shm", target_os = "linux"))]
 pub(crate) use block_iter;
 
 block_iter!(

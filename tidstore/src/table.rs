@@ -24,7 +24,7 @@ radix_core::radix_tree! {
     }
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(all(feature = "shm", target_os = "linux"))]
 radix_core::radix_tree! {
     /// Block number to the entry of its dead offsets, in a shared area.
     pub(crate) struct SharedBlockTable {
@@ -36,7 +36,7 @@ radix_core::radix_tree! {
     }
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(all(feature = "shm", target_os = "linux"))]
 radix_core::radix_tree! {
     /// Block number to the entry of its dead offsets, in a shared area,
     /// written by the threads of many processes at once.
@@ -54,7 +54,7 @@ radix_core::radix_tree! {
 /// [`OrderedLookup`](crate::OrderedLookup) seeks, whichever store made it.
 pub(crate) enum TableCursor<'a> {
     Local(BlockTableCursor<'a>),
-    #[cfg(target_os = "linux")]
+    #[cfg(all(feature = "shm", target_os = "linux"))]
     Shared(SharedBlockTableCursor<'a>),
 }
 
@@ -65,7 +65,7 @@ impl<'a> TableCursor<'a> {
     pub(crate) fn seek_get(&mut self, block: u32) -> Option<&'a BlockEntry> {
         match self {
             TableCursor::Local(cursor) => cursor.seek_get(block),
-            #[cfg(target_os = "linux")]
+            #[cfg(all(feature = "shm", target_os = "linux"))]
             TableCursor::Shared(cursor) => cursor.seek_get(block),
         }
     }

@@ -19,6 +19,7 @@ use crate::key::Key;
 use crate::mem::{InfallibleMemory, LocalMemory};
 use crate::raw::{LayoutOf, RawTree, ValueOf};
 use crate::value::MutableLayout;
+use alloc::vec::Vec;
 
 /// Rejected keys `retain` collects before removing them: bounds its memory.
 const RETAIN_BATCH: usize = 1024;

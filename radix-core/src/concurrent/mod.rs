@@ -89,7 +89,10 @@ pub use layout::{AtomicWord, ConcurrentLayout};
 pub use read::ReadPin;
 #[cfg(test)]
 pub(crate) use reclaim::ACTIVE;
+// What the shared-memory epoch table and space build on.
+#[cfg(all(feature = "shm", target_os = "linux"))]
 pub(crate) use reclaim::{Slot, Slots, Table, lags};
+#[cfg(all(feature = "shm", target_os = "linux"))]
 pub(crate) use space::Anchor;
 pub use space::{LocalSpace, Space};
 
@@ -222,6 +225,7 @@ where
     /// The layouts of the objects the tree allocates most: its node
     /// kinds, and its cells if it has any (lazy leaves, or leaf-layout
     /// values). Varlen values' leaves vary in size.
+    #[cfg(all(feature = "shm", target_os = "linux"))]
     pub(crate) fn object_layouts() -> Vec<core::alloc::Layout> {
         let mut layouts = node::layouts::<C::Key>().to_vec();
         if Self::LAZY || !Self::EMBEDS {
@@ -413,7 +417,7 @@ where
     /// that no reader can still see, so that a retry may find the room.
     /// Writes run inside no other write of the thread, so its list of
     /// retired objects is free to take.
-    #[cfg(target_os = "linux")] // for trees in shared memory
+    #[cfg(all(feature = "shm", target_os = "linux"))]
     pub(crate) fn collect_retired(&self) {
         // SAFETY: every object this tree's reclaimer holds was retired
         // with this context; the caller's write has returned, so no

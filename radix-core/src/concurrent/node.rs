@@ -685,12 +685,13 @@ pub(crate) fn build<K: Key, S: Space>(
     Ok(space.word(tagged))
 }
 
-/// The memory layout of a node of `kind`.
 /// The layouts of the five node kinds, smallest first.
+#[cfg(all(feature = "shm", target_os = "linux"))]
 pub(crate) fn layouts<K>() -> [Layout; 5] {
     [Kind::N4, Kind::N16, Kind::N32, Kind::N64, Kind::N256].map(layout::<K>)
 }
 
+/// The memory layout of a node of `kind`.
 const fn layout<K>(kind: Kind) -> Layout {
     match kind {
         Kind::N4 => Layout::new::<Small<K, 4, 1>>(),

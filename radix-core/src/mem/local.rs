@@ -15,11 +15,12 @@
 //! slabs' blocks, the first arenas are smaller (4 KiB, then doubling), so a
 //! small store does not hold a whole chunk.
 
+use alloc::alloc::{alloc, dealloc, handle_alloc_error};
+use alloc::vec::Vec;
 use core::alloc::Layout;
 use core::convert::Infallible;
 use core::fmt;
 use core::ptr::NonNull;
-use std::alloc::{alloc, dealloc, handle_alloc_error};
 
 use super::slab::Slab;
 use super::{Memory, PoolSpec};

@@ -61,21 +61,23 @@
 //! - An extent is freed only when none of its carved blocks holds a live
 //!   node, and with the layout it was allocated with.
 
+use alloc::alloc::{alloc, dealloc, handle_alloc_error};
+use alloc::boxed::Box;
+use alloc::vec::Vec;
 use core::alloc::Layout;
 use core::ptr::NonNull;
-use std::alloc::{alloc, dealloc, handle_alloc_error};
 
 use super::PoolSpec;
 
 /// Whether an empty full block of `block_size` bytes can give its pages
-/// back while its extent stays: on Linux, outside Miri, when the block is
+/// back while its extent stays: on Linux with `std`, outside Miri, when the block is
 /// whole pages. (Full blocks are aligned to their size, a power of two, so
 /// a block of at least a page starts on one. A smaller block shares its
 /// page with live neighbours.)
 fn decommits(block_size: usize) -> bool {
-    #[cfg(all(target_os = "linux", not(miri)))]
+    #[cfg(all(feature = "std", target_os = "linux", not(miri)))]
     return block_size >= rustix::param::page_size();
-    #[cfg(not(all(target_os = "linux", not(miri))))]
+    #[cfg(not(all(feature = "std", target_os = "linux", not(miri))))]
     return {
         let _ = block_size;
         false
@@ -527,7 +529,7 @@ impl Slab {
     ///
     /// No live node lies in `block`.
     unsafe fn decommit(&self, block: NonNull<BlockHeader>) {
-        #[cfg(all(target_os = "linux", not(miri)))]
+        #[cfg(all(feature = "std", target_os = "linux", not(miri)))]
         if self.decommits {
             use rustix::mm::{Advice, madvise};
             // The block is whole pages: at least a page, and aligned to its
@@ -545,7 +547,7 @@ impl Slab {
             // only stay resident until the block is reused.
             debug_assert!(given_back.is_ok(), "madvise: {given_back:?}");
         }
-        #[cfg(not(all(target_os = "linux", not(miri))))]
+        #[cfg(not(all(feature = "std", target_os = "linux", not(miri))))]
         let _ = block;
     }
 

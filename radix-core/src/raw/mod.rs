@@ -41,6 +41,8 @@
 //! fails an insert or a remove before anything changed. For local memory,
 //! which cannot fail, the planning compiles away.
 
+use ::alloc::boxed::Box;
+use ::alloc::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
 use core::mem::MaybeUninit;
@@ -195,6 +197,7 @@ impl<C: Config> RawTree<C> {
 
     /// The root reference, its shift and the number of keys: what a shared
     /// tree publishes for other processes after each change.
+    #[cfg(all(feature = "shm", target_os = "linux"))]
     pub(crate) fn parts(&self) -> (Option<RefOf<C>>, u32, usize) {
         (self.root, self.root_shift, self.len)
     }

@@ -92,6 +92,7 @@ pub(crate) fn prefetch(addr: *const u8) {
 /// A bit per byte of `chunks` equal to `key`: the search the concurrent
 /// engine's small nodes run on a copy of their chunk words, which are
 /// neither sorted nor padded (`src/concurrent/node.rs`).
+#[cfg(feature = "std")]
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn eq_mask(chunks: &[u8; GROUP_BYTES], key: u8) -> u32 {
     imp::eq_mask(chunks, key)

@@ -17,6 +17,8 @@
 //! is where a pointer's lowest bit lies on little-endian targets. On
 //! big-endian targets every value is stored as a leaf.
 
+use alloc::boxed::Box;
+use alloc::vec::Vec;
 use core::alloc::Layout;
 use core::marker::PhantomData;
 use core::mem::{MaybeUninit, align_of, size_of};

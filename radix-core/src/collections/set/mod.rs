@@ -25,6 +25,8 @@ mod iter;
 mod operators;
 mod traits;
 
+use alloc::string::String;
+use alloc::vec::Vec;
 use core::ops::RangeBounds;
 
 use iter::Merge;

@@ -351,6 +351,7 @@ impl<T: Table> Reclaimer<T> {
     /// `context` is the one every object here was retired with, and the
     /// calling thread is inside no write of this tree (its open list is
     /// not borrowed).
+    #[cfg(all(feature = "shm", target_os = "linux"))]
     pub(crate) unsafe fn collect(&self, context: *const ()) {
         #[cfg(not(any(loom, shuttle)))]
         {
@@ -407,6 +408,7 @@ impl<T: Table> Reclaimer<T> {
     /// Forgets everything retired and gives back the thread
     /// announcements this handle claimed: its tree is being destroyed,
     /// and all of its memory goes at once.
+    #[cfg(all(feature = "shm", target_os = "linux"))]
     pub(crate) fn abandon(&mut self) {
         for slot in self.slots.each() {
             self.table.release(slot);

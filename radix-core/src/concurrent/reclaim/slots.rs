@@ -49,6 +49,7 @@ pub struct Slot {
     /// the one this thread claimed (null: none yet), kept as its address
     /// so that a pin reaches it with one load and no bounds check. Only
     /// the owning thread touches it, and the table when its handle drops.
+    #[cfg(all(feature = "shm", target_os = "linux"))]
     pub(crate) claimed: AtomicPtr<u8>,
     /// Objects the owning thread retired, not yet sealed into a bag.
     open: UnsafeCell<Vec<Retired>>,
@@ -69,6 +70,7 @@ impl Slot {
         Self {
             announced: AtomicUsize::new(0),
             depth: AtomicUsize::new(0),
+            #[cfg(all(feature = "shm", target_os = "linux"))]
             claimed: AtomicPtr::new(ptr::null_mut()),
             open: UnsafeCell::new(Vec::new()),
         }

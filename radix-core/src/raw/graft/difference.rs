@@ -1,6 +1,7 @@
 //! The difference of two trees node by node (`difference_with`): one
 //! paired walk, removing each common key where the walk is.
 
+use alloc::vec::Vec;
 use core::ptr::NonNull;
 
 use crate::config::{Config, RefOf, Removable};

@@ -1,5 +1,6 @@
 //! Tree statistics: nodes per size class, leaves, height, memory.
 
+use alloc::vec::Vec;
 use core::fmt;
 
 use crate::config::Config;

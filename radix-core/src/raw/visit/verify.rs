@@ -12,6 +12,8 @@ use crate::mem::Memory;
 use crate::node::{self, Kind, Node4, Node16, Node48, Node256, lazy};
 use crate::raw::{LayoutOf, RawTree, SlotOf, Visit, entry_at, resolve, walk_nodes};
 use crate::value::ValueLayout;
+use alloc::format;
+use alloc::string::String;
 
 impl<C: Config> RawTree<C> {
     /// Checks the tree's invariants, returning a description of the first
