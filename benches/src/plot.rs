@@ -542,6 +542,19 @@ pub fn ratio_text(r: f64, tick: bool) -> String {
     format!("{text}×")
 }
 
+/// The ticks of a log₂ axis over `lo..hi`: the powers of 2 in it whose
+/// exponent is a multiple of the smallest step (in octaves) that keeps
+/// them to at most 7, so 1× is always one.
+pub fn ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let (first, last) = (lo.log2().ceil() as i32, hi.log2().floor() as i32);
+    let count = |step: i32| (first..=last).filter(|e| e.rem_euclid(step) == 0).count();
+    let step = (1..).find(|&step| count(step) <= 7).unwrap_or(1);
+    (first..=last)
+        .filter(|e| e.rem_euclid(step) == 0)
+        .map(|e| 2f64.powi(e))
+        .collect()
+}
+
 /// The x range of a panel holding `ratios`: 1 and every ratio, with room
 /// for the labels beside the bars' ends.
 fn x_range(ratios: impl Iterator<Item = f64>) -> (f64, f64) {
@@ -602,18 +615,33 @@ fn draw(root: &Area<'_>, chart: &FamilyChart) -> Drawn {
             .margin_top(8)
             .x_label_area_size(AXIS_HEIGHT - 8)
             .build_cartesian_2d((lo..hi).log_scale().base(2.0), 0f64..slots.total as f64)?;
-        let tick = |v: &f64| ratio_text(*v, true);
+        let blank = |_: &f64| String::new();
         plot.configure_mesh()
-            .disable_y_mesh()
+            .disable_mesh()
             .y_labels(0)
-            .x_labels(7)
-            .x_label_formatter(&tick)
+            .x_labels(0)
+            .x_label_formatter(&blank)
+            .set_all_tick_mark_size(0)
             .x_desc(RATIO_AXIS)
-            .label_style(font(13.0))
             .axis_desc_style(font(14.0))
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(220, 220, 220))
             .draw()?;
+        // The ticks, drawn here so that 1× is always among them.
+        for t in ticks(lo, hi) {
+            plot.draw_series(LineSeries::new(
+                [(t, 0.0), (t, slots.total as f64)],
+                RGBColor(220, 220, 220).stroke_width(1),
+            ))?;
+            let at = on_area(&panel, plot.backend_coord(&(t, 0.0)), 0);
+            panel.draw(&PathElement::new(
+                vec![(at.0, at.1), (at.0, at.1 + 5)],
+                BLACK.stroke_width(1),
+            ))?;
+            panel.draw_text(
+                &ratio_text(t, true),
+                &anchored(13.0, HPos::Center, VPos::Top),
+                (at.0, at.1 + 8),
+            )?;
+        }
         // A light band behind every other case, to follow it across panels.
         for (k, (heading, bars)) in slots.cases.iter().enumerate() {
             if k % 2 == 1 {
@@ -796,6 +824,18 @@ mod tests {
 
     fn hex(c: RGBColor) -> String {
         format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+    }
+
+    #[test]
+    fn ticks_keep_1x() {
+        assert_eq!(ticks(0.3, 5.0), [0.5, 1.0, 2.0, 4.0]);
+        let wide = ticks(1.0 / 300.0, 3000.0);
+        assert!(wide.len() <= 7 && wide.contains(&1.0), "{wide:?}");
+        assert_eq!(wide, [1.0 / 64.0, 1.0 / 8.0, 1.0, 8.0, 64.0, 512.0]);
+        assert_eq!(ratio_text(0.25, true), "1/4×");
+        assert_eq!(ratio_text(4.0, true), "4×");
+        assert_eq!(ratio_text(0.3, false), "0.30×");
+        assert_eq!(ratio_text(1234.0, false), "1,234×");
     }
 
     #[test]

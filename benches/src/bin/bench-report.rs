@@ -175,8 +175,9 @@ fn main() -> ExitCode {
 
     let mut plot_failed = false;
     if let Some(dir) = &args.plot {
+        let ts_ran = cases.iter().any(|c| matches!(c, Case::Ts(_)));
         let note = format!(
-            "bench-report {}: size {:?}{}, {} run(s) per structure{}, shuffled TS lookups: {}.",
+            "bench-report {}: size {:?}{}, {} run(s) per structure{}{}.",
             specs.join(" "),
             args.size,
             if args.scale == 1.0 {
@@ -187,8 +188,12 @@ fn main() -> ExitCode {
             args.repeat,
             if args.repeat > 1 { " (medians)" } else { "" },
             match args.shuffled_lookups.0 {
-                Some(n) => format!("a random sample of at most {}", benches::report::group(n)),
-                None => "every index TID".to_string(),
+                _ if !ts_ran => String::new(),
+                Some(n) => format!(
+                    ", shuffled TS lookups: a random sample of at most {}",
+                    benches::report::group(n)
+                ),
+                None => ", shuffled TS lookups: every index TID".to_string(),
             },
         );
         match benches::plot::write_charts(dir, &results, &note) {
