@@ -296,7 +296,8 @@ pub fn case_bars(result: &CaseResult, label: String) -> Option<CaseBars> {
 }
 
 /// The case's label: its id and name, and the parameters in which it
-/// differs from `others` of the same id.
+/// differs from `others` of the same id (RT-C: its readers and writers,
+/// always).
 fn case_label(case: &Case, others: &[&Case]) -> String {
     let name = match case {
         Case::Rt(c) => c.name(),
@@ -315,10 +316,14 @@ fn case_label(case: &Case, others: &[&Case]) -> String {
         .filter(|o| o.id() == case.id())
         .map(|o| o.params())
         .collect();
-    if same_id.len() > 1 {
+    // An RT-C row always names its threads: they are what the row is.
+    if same_id.len() > 1 || matches!(case, Case::Rtc(_)) {
         let differing: Vec<&str> = params
             .split(',')
-            .filter(|pair| !same_id.iter().all(|p| p.split(',').any(|q| q == *pair)))
+            .filter(|pair| {
+                matches!(case, Case::Rtc(_))
+                    || !same_id.iter().all(|p| p.split(',').any(|q| q == *pair))
+            })
             .collect();
         if !differing.is_empty() {
             label = format!("{label} ({})", differing.join(", "));
@@ -878,6 +883,12 @@ mod tests {
         assert_eq!(
             rtc.cases[1].bars[0].ratios,
             [Some(0.5), Some(0.25), Some(1.0)]
+        );
+        // A single RT-C row still names its readers and writers.
+        let alone = family_charts(&results()[1..2], "");
+        assert_eq!(
+            alone[0].cases[0].label,
+            "RT-C readers_beside_writers (readers=1, writers=0)"
         );
     }
 
