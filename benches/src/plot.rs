@@ -172,8 +172,9 @@ pub struct Bar {
 #[derive(Clone, Debug, PartialEq)]
 pub struct CaseBars {
     /// The case: its id and name, and the parameters that tell it from
-    /// other cases of the same id (`RT-C readers_beside_writers
-    /// readers=4,writers=1`).
+    /// other cases of the same id (`RT-1 seq_search (random_block=1)`);
+    /// without the name when that would be too long for the left column
+    /// (`RT-C (readers=2, writers=0)`).
     pub label: String,
     /// One per structure other than the project, in the report's order.
     pub bars: Vec<Bar>,
@@ -306,10 +307,6 @@ fn case_label(case: &Case, others: &[&Case]) -> String {
         Case::Ts(_) => "",
         Case::Set(c) => c.name(),
     };
-    let mut label = case.id().to_string();
-    if !name.is_empty() {
-        label = format!("{label} {name}");
-    }
     let params = case.params();
     let same_id: Vec<String> = others
         .iter()
@@ -326,11 +323,25 @@ fn case_label(case: &Case, others: &[&Case]) -> String {
             })
             .collect();
         if !differing.is_empty() {
-            label = format!("{label} ({})", differing.join(", "));
+            let params = format!("({})", differing.join(", "));
+            let long = format!("{} {name} {params}", case.id());
+            // The name goes when the label would not fit its column.
+            return if long.chars().count() <= MAX_LABEL_CHARS {
+                long
+            } else {
+                format!("{} {params}", case.id())
+            };
         }
     }
-    label
+    if name.is_empty() {
+        case.id().to_string()
+    } else {
+        format!("{} {name}", case.id())
+    }
 }
+
+/// The longest case label that fits the left column.
+const MAX_LABEL_CHARS: usize = 36;
 
 /// The charts of `results`, one per family that ran, in family order;
 /// `note` goes under each title. A family whose cases all lack the
@@ -872,9 +883,7 @@ mod tests {
         assert_eq!(labels.len(), 2);
         assert_ne!(labels[0], labels[1]);
         assert!(
-            labels
-                .iter()
-                .all(|l| l.starts_with("RT-C readers_beside_writers (readers=")),
+            labels.iter().all(|l| l.starts_with("RT-C (readers=")),
             "{labels:?}"
         );
         // Time per operation: half the project's reads per second is twice
@@ -886,10 +895,7 @@ mod tests {
         );
         // A single RT-C row still names its readers and writers.
         let alone = family_charts(&results()[1..2], "");
-        assert_eq!(
-            alone[0].cases[0].label,
-            "RT-C readers_beside_writers (readers=1, writers=0)"
-        );
+        assert_eq!(alone[0].cases[0].label, "RT-C (readers=1, writers=0)");
     }
 
     #[test]
