@@ -20,13 +20,16 @@
 //!   their own memory accounting;
 //! - [`runner`]: runs a case for each structure on the same data, times
 //!   it and checks the answers;
-//! - [`report`]: markdown tables and JSON lines.
+//! - [`report`]: markdown tables and JSON lines;
+//! - [`plot`]: the SVG charts of `bench-report --plot`, the peers' time
+//!   and memory as ratios to the project's.
 //!
 //! The `bench-report` binary is the command-line front end; the criterion
 //! benches (`cargo bench -p benches`) reuse the same workloads and peers.
 
 pub mod alloc;
 pub mod peers;
+pub mod plot;
 pub mod report;
 pub mod rng;
 pub mod runner;

@@ -31,6 +31,8 @@
 //! | [`vacuum`] | the simulation loop and per-phase timing |
 //! | [`report`] | the human table and JSON lines |
 //! | [`progress`] | progress bars or plain lines on standard error |
+//! | [`trace`] | the store's memory over the heap scan, sampled |
+//! | [`plot`] | the SVG chart of `--plot`: memory over the scan, time per phase |
 //! | `shared` | the shared TID store and its worker processes (Linux) |
 //!
 //! ```
@@ -54,12 +56,14 @@
 pub mod error;
 pub mod heap;
 pub mod order;
+pub mod plot;
 pub mod progress;
 pub mod report;
 pub mod scenario;
 #[cfg(target_os = "linux")]
 pub mod shared;
 pub mod store;
+pub mod trace;
 pub mod vacuum;
 
 pub use error::VacuumError;
@@ -69,4 +73,5 @@ pub use progress::Progress;
 pub use scenario::{Scenario, parse_size};
 pub use store::{DeadTupleStore, StoreKind, array_with_limit};
 pub use tidstore::DeadItemsArray;
+pub use trace::{IndexPassMark, MemorySample, MemoryTrace};
 pub use vacuum::{CheckError, VacuumStats, WorkerSummary, run};

@@ -1,5 +1,6 @@
 //! The `vacuum-sim` command line. Everything it runs lives in the library.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
@@ -56,6 +57,15 @@ bytes_per_dead_tid, dead_tids, found, expected_found, check_ok, heap_scan_ms,
 index_ms, heap_vacuum_ms, total_ms, blocks, tuples_per_page, dead, indexes,
 limit_bytes, seed. Progress goes to standard error: bars on a terminal, plain
 lines otherwise.
+
+Chart (--plot FILE.svg): after the run, also an SVG picture with two panels:
+each store's memory against the heap pages scanned (sampled every 256 pages or
+more, at most about 2,048 samples, and at each index pass), with the memory
+limit dashed and a marker where each round of index passes ran (filled: the
+store was full; hollow: the final round after the scan); and the time of each
+phase (heap scan, index passes, heap vacuum) per store, in ms on a log scale.
+The shared store (--workers) is in both panels. The SVG's text uses the
+viewer's sans-serif font; no fonts are needed to write it.
 
 Parallel vacuum (--workers N, Linux): after the other stores, the run is
 repeated with the TID store in shared memory ('shared'), in the concurrent
@@ -154,6 +164,12 @@ struct Cli {
     /// report the speed-up of both phases over one process.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=63))]
     workers: Option<u16>,
+
+    /// After the run, write an SVG chart to FILE: each store's memory
+    /// against the heap pages scanned, with the limit and the index passes
+    /// marked, and the time of each phase per store (see below).
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
 
     /// Remove the shared-memory objects left in /dev/shm by runs that were
     /// killed or crashed, print their names, and exit.
@@ -282,6 +298,18 @@ fn main() -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::FAILURE;
     }
+    if let Some(path) = &cli.plot {
+        // Before a run of minutes, not after it.
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        if dir.is_some_and(|d| !d.is_dir()) {
+            eprintln!(
+                "error: --plot {}: the directory {} does not exist",
+                path.display(),
+                dir.map_or(String::new(), |d| d.display().to_string())
+            );
+            return ExitCode::from(2);
+        }
+    }
     let progress = if cli.quiet {
         Progress::hidden()
     } else {
@@ -328,6 +356,16 @@ fn main() -> ExitCode {
         }
     }
     let mut failed = false;
+    if let Some(path) = &cli.plot {
+        let all: Vec<_> = runs.iter().chain(&shared).cloned().collect();
+        match vacuum_sim::plot::write_svg(path, &scenario, &all) {
+            Ok(()) => progress.line(&format!("wrote the chart to {}", path.display())),
+            Err(e) => {
+                eprintln!("error: --plot: {e}");
+                failed = true;
+            }
+        }
+    }
     for stats in runs.iter().chain(&shared) {
         if let Err(e) = stats.check() {
             eprintln!("error: correctness check failed: {e}");

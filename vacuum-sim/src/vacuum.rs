@@ -28,6 +28,7 @@ use crate::order::{IndexOrder, RandomOrder};
 use crate::progress::{Phase, Progress};
 use crate::scenario::{Scenario, group};
 use crate::store::{DeadTupleStore, StoreKind, array_with_limit, offsets_buffer};
+use crate::trace::MemoryTrace;
 
 /// Index entries between two progress updates.
 const CHUNK: u64 = 1 << 16;
@@ -143,6 +144,9 @@ pub struct VacuumStats {
     /// For the shared store, how its index passes ran in worker processes
     /// (`None` for the stores that run everything in this process).
     pub workers: Option<WorkerSummary>,
+    /// The store's memory over the heap scan and where each round of index
+    /// passes ran (for `--plot`).
+    pub memory: MemoryTrace,
 }
 
 /// How the shared store's phases ran in worker processes: `count` per
@@ -487,8 +491,10 @@ pub(crate) fn drive<V: Vacuumable>(
             heap_vacuum: Duration::ZERO,
             total: Duration::ZERO,
             workers: None,
+            memory: MemoryTrace::new(heap.blocks()),
         },
     };
+    run.stats.memory.sample(0, store.memory_usage());
     let blocks = heap.blocks();
     if let Some(workers) = store.heap_scan_workers() {
         run.scan_in_workers(store, workers)?;
@@ -505,7 +511,7 @@ pub(crate) fn drive<V: Vacuumable>(
             if !store.has_room_for(offsets.len()) {
                 run.stats.heap_scan += scan_started.elapsed();
                 run.end_scan(scan, scan_first, block, &*store);
-                run.round(store)?;
+                run.round(store, block, false)?;
                 scan = run.start_scan(block);
                 scan_first = block;
                 scan_started = Instant::now();
@@ -513,11 +519,15 @@ pub(crate) fn drive<V: Vacuumable>(
             store.add_page(block, &offsets)?;
             run.stats.collected += offsets.len() as u64;
         }
-        run.stats.peak_bytes = run.stats.peak_bytes.max(store.memory_usage());
+        let bytes = store.memory_usage();
+        run.stats.peak_bytes = run.stats.peak_bytes.max(bytes);
+        if run.stats.memory.due(block + 1) {
+            run.stats.memory.sample(block + 1, bytes);
+        }
         if store.is_full() {
             run.stats.heap_scan += scan_started.elapsed();
             run.end_scan(scan, scan_first, block + 1, &*store);
-            run.round(store)?;
+            run.round(store, block + 1, false)?;
             scan = run.start_scan(block + 1);
             scan_first = block + 1;
             scan_started = Instant::now();
@@ -528,9 +538,7 @@ pub(crate) fn drive<V: Vacuumable>(
     }
     run.stats.heap_scan += scan_started.elapsed();
     run.end_scan(scan, scan_first, blocks, &*store);
-    if store.num_tids() > 0 {
-        run.round(store)?;
-    }
+    run.finish_scan(store)?;
     run.stats.total = started.elapsed();
     Ok(run.stats)
 }
@@ -567,12 +575,25 @@ impl Run<'_> {
             if left.is_empty() {
                 break;
             }
-            self.round(store)?;
+            // The pages every worker scanned so far, whatever their ranges.
+            let unscanned: u32 = left.iter().map(|r| r.end - r.start).sum();
+            self.round(store, blocks - unscanned, false)?;
         }
+        self.finish_scan(store)
+    }
+
+    /// After the heap scan: the final round for whatever the store holds,
+    /// or the trace's last sample when it holds nothing.
+    fn finish_scan<V: Vacuumable>(&mut self, store: &mut V) -> Result<(), VacuumError> {
+        let blocks = self.heap.blocks();
         if store.num_tids() > 0 {
-            self.round(store)?;
+            self.round(store, blocks, true)
+        } else {
+            if self.stats.memory.samples.last().map(|s| s.pages) != Some(blocks) {
+                self.stats.memory.sample(blocks, store.memory_usage());
+            }
+            Ok(())
         }
-        Ok(())
     }
 
     fn label(&self, what: &str) -> String {
@@ -602,9 +623,18 @@ impl Run<'_> {
         ));
     }
 
-    /// One round: every index once, then the heap pass, then clear.
-    fn round<V: Vacuumable>(&mut self, store: &mut V) -> Result<(), VacuumError> {
+    /// One round, after `pages` heap pages (`end_of_scan` for the final
+    /// one): every index once, then the heap pass, then clear.
+    fn round<V: Vacuumable>(
+        &mut self,
+        store: &mut V,
+        pages: u32,
+        end_of_scan: bool,
+    ) -> Result<(), VacuumError> {
         let held = store.num_tids();
+        self.stats
+            .memory
+            .index_pass(pages, store.memory_usage(), held, end_of_scan);
         let pass = self.stats.index_passes + 1;
         let count = self.orders.len();
         for j in 0..count {
@@ -649,6 +679,7 @@ impl Run<'_> {
         black_box(checksum);
         store.clear()?;
         self.stats.heap_vacuum += started.elapsed();
+        self.stats.memory.cleared(store.memory_usage());
         phase.set_position(vacuumed);
         phase.finish(&format!("{} dead TIDs vacuumed", group(vacuumed)));
         self.stats.heap_vacuumed += vacuumed;

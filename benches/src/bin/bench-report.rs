@@ -5,13 +5,14 @@
 //! ```text
 //! cargo run --release -p benches --bin bench-report -- [WORKLOAD...] \
 //!     [--size default|large] [--json] [--repeat N] [--impls a,b,...] \
-//!     [--shuffled-lookups N|all] [--random-block]
+//!     [--shuffled-lookups N|all] [--random-block] [--plot DIR]
 //! ```
 //!
-//! Exits with status 1 when any structure gave a wrong count, 2 on a
-//! usage error.
+//! Exits with status 1 when any structure gave a wrong count or a chart
+//! of `--plot` could not be written, 2 on a usage error.
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use benches::alloc::{self, CountingAlloc};
@@ -64,6 +65,12 @@ struct Args {
     /// RT-1/RT-2's random_block variant.
     #[arg(long)]
     random_block: bool,
+    /// Also write one SVG chart per workload family that ran into DIR
+    /// (created if missing): DIR/rt.svg, DIR/rt-c.svg, DIR/ts.svg,
+    /// DIR/set.svg. Each shows, for every case and structure, its time and
+    /// memory divided by the project's, on a log scale.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
     /// Factor on workload sizes, for quick checks (1 = as written); it
     /// also scales RT-C's 2 s of wall clock per row.
     #[arg(long, default_value_t = 1.0, hide = true)]
@@ -139,6 +146,7 @@ fn main() -> ExitCode {
     }
 
     let mut failures = Vec::new();
+    let mut results = Vec::new();
     for case in &cases {
         let result = run_case(case, &opts, &mut |event| match event {
             Event::Generating(c) => bar.set_message(format!("{} generating data", c.id())),
@@ -158,12 +166,58 @@ fn main() -> ExitCode {
             let _ = out.write_all(text.as_bytes());
             let _ = out.flush();
         });
-        failures.extend(result.failures);
+        failures.extend(result.failures.iter().cloned());
+        if args.plot.is_some() {
+            results.push(result);
+        }
     }
     bar.finish_and_clear();
 
+    let mut plot_failed = false;
+    if let Some(dir) = &args.plot {
+        let ts_ran = cases.iter().any(|c| matches!(c, Case::Ts(_)));
+        let note = format!(
+            "bench-report {}: size {:?}{}, {} run(s) per structure{}{}.",
+            specs.join(" "),
+            args.size,
+            if args.scale == 1.0 {
+                String::new()
+            } else {
+                format!(" scaled by {}", args.scale)
+            },
+            args.repeat,
+            if args.repeat > 1 { " (medians)" } else { "" },
+            match args.shuffled_lookups.0 {
+                _ if !ts_ran => String::new(),
+                Some(n) => format!(
+                    ", shuffled TS lookups: a random sample of at most {}",
+                    benches::report::group(n)
+                ),
+                None => ", shuffled TS lookups: every index TID".to_string(),
+            },
+        );
+        match benches::plot::write_charts(dir, &results, &note) {
+            Ok(written) if written.is_empty() => {
+                eprintln!("warning: --plot: no chart: the project ran on none of the workloads");
+            }
+            Ok(written) => {
+                for path in written {
+                    eprintln!("wrote {}", path.display());
+                }
+            }
+            Err(e) => {
+                eprintln!("error: --plot: {e}");
+                plot_failed = true;
+            }
+        }
+    }
+
     if failures.is_empty() {
-        ExitCode::SUCCESS
+        if plot_failed {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        }
     } else {
         for failure in &failures {
             eprintln!("WRONG: {failure}");
