@@ -126,7 +126,59 @@ pub trait Config: 'static {
     const DELETE: bool;
     /// Lazy expansion and path compression; none unless chosen.
     const COMPRESSION: Compression = Compression::None;
+    /// Whether an inner slot may hold a *range value*: one value standing
+    /// for every key of the aligned block of keys below the slot (see
+    /// [`Span`](crate::Span) and `src/raw/span/mod.rs`). Off unless
+    /// chosen (`ranges: true` in `radix_tree!`); a configuration that
+    /// turns it on uses compression `None` and local memory, and says how
+    /// to compare and copy its values
+    /// ([`same_value`](Config::same_value),
+    /// [`clone_value_slot`](Config::clone_value_slot)). Trees without it
+    /// compile to exactly the code they had before range values existed.
+    const RANGES: bool = false;
+
+    /// With [`RANGES`](Config::RANGES): whether two values are the same,
+    /// so that a key inserted under a range holding its value is absorbed,
+    /// and a full node of one value becomes a range. `radix_tree!` emits
+    /// `PartialEq::eq`. The default says no two values are the same.
+    #[inline]
+    fn same_value(a: &ValueOf<Self>, b: &ValueOf<Self>) -> bool {
+        let _ = (a, b);
+        false
+    }
+
+    /// With [`RANGES`](Config::RANGES): a new slot value on `mem` holding
+    /// a copy of the value in `slot`, for splitting a range into the
+    /// ranges or keys below it. `radix_tree!` emits
+    /// [`CloneLayout::clone_slot_in`](crate::value::CloneLayout::clone_slot_in).
+    /// A configuration with `RANGES` that keeps this default does not
+    /// compile.
+    ///
+    /// # Safety
+    ///
+    /// `slot` holds a live slot value made on `mem`.
+    ///
+    /// # Errors
+    ///
+    /// `mem` could not allocate the copy's leaf; nothing was allocated.
+    #[inline]
+    unsafe fn clone_value_slot(
+        slot: core::ptr::NonNull<SlotOf<Self>>,
+        mem: &mut Self::Memory,
+    ) -> Result<SlotOf<Self>, <Self::Memory as Memory>::Error> {
+        const {
+            assert!(
+                !Self::RANGES,
+                "a configuration with RANGES must implement Config::clone_value_slot"
+            )
+        };
+        let _ = (slot, mem);
+        unreachable!("clone_value_slot is called only on configurations with RANGES")
+    }
 }
+
+/// The value type of configuration `C`.
+type ValueOf<C> = <<C as Config>::Layout as ValueLayout>::Value;
 
 /// The most node pools any configuration has: inner and last-level pools
 /// per class, and the lazy leaves' pool.
@@ -167,8 +219,14 @@ impl<C: Config> Pools<C> {
         2 * C::SIZE_CLASSES.len()
     };
 
+    /// Whether the tree has *cells*: lazy leaves (lazy expansion) or range
+    /// values (ranges), objects of one pool holding a value slot and a
+    /// key. A tree has at most one of the two: ranges need compression
+    /// `None`.
+    pub(crate) const CELLS: bool = C::COMPRESSION.lazy() || C::RANGES;
+
     /// Number of pools.
-    pub(crate) const COUNT: usize = Self::NODE_POOLS + C::COMPRESSION.lazy() as usize;
+    pub(crate) const COUNT: usize = Self::NODE_POOLS + Self::CELLS as usize;
 
     /// Bytes in front of every node for its prefix word when path
     /// compression is on (see [`crate::node::prefix`]): a key's width, at
@@ -201,9 +259,10 @@ impl<C: Config> Pools<C> {
         }
     }
 
-    /// Pool of the lazy leaves (only when lazy expansion is on).
+    /// Pool of the cells: lazy leaves or range values (only when the tree
+    /// has them, [`Self::CELLS`]).
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn lazy() -> usize {
+    pub(crate) fn cell() -> usize {
         Self::NODE_POOLS
     }
 
@@ -248,8 +307,8 @@ impl<C: Config> Pools<C> {
                 align: Self::align::<SlotOf<C>>(),
             };
         }
-        if C::COMPRESSION.lazy() {
-            specs[Self::lazy()] = PoolSpec {
+        if Self::CELLS {
+            specs[Self::cell()] = PoolSpec {
                 size: lazy_leaf_size::<C::Key, SlotOf<C>>(),
                 align: lazy_leaf_align::<SlotOf<C>>(),
             };

@@ -66,6 +66,11 @@ pub trait Key: Copy + Ord + Eq + core::hash::Hash + Debug + sealed::Sealed + 'st
     fn diverging_shift(self, other: Self) -> u32;
     /// The key one smaller, or `None` for zero.
     fn checked_prev(self) -> Option<Self>;
+    /// This key with every bit below `shift + 8` set: the last key of the
+    /// block that a node at `shift` on this key's path holds.
+    fn fill_below(self, shift: u32) -> Self;
+    /// The key as a `u128`, for messages and counts.
+    fn to_u128(self) -> u128;
 }
 
 /// A key, or a reference to one: what a set extends from, as `BTreeSet`
@@ -174,6 +179,16 @@ macro_rules! impl_key {
             #[cfg_attr(not(debug_assertions), inline(always))]
             fn checked_prev(self) -> Option<Self> {
                 self.checked_sub(1)
+            }
+
+            #[cfg_attr(not(debug_assertions), inline(always))]
+            fn fill_below(self, shift: u32) -> Self {
+                self | Self::largest_under(shift)
+            }
+
+            #[cfg_attr(not(debug_assertions), inline(always))]
+            fn to_u128(self) -> u128 {
+                self as u128
             }
         }
     )*};

@@ -220,12 +220,13 @@ pub use collections::{
 };
 pub use config::{Compression, Config};
 pub use iter::{
-    Cursor, IntoIter, IntoKeys, IntoValues, Iter, IterMut, Keys, Range, RangeMut, Values, ValuesMut,
+    Cursor, IntoIter, IntoKeys, IntoValues, Iter, IterMut, Keys, Range, RangeMut, Spans, Values,
+    ValuesMut,
 };
 pub use key::Key;
 pub use node::{Kind, MAX_CLASSES, SizeClasses};
 pub use radix_macros::{radix_set, radix_tree};
-pub use raw::{ClassStats, InputOf, OldOf, RawTree, Stats, ValueOf};
+pub use raw::{ClassStats, InputOf, OldOf, RawTree, Span, SpanError, Stats, ValueOf};
 
 /// Items the `radix_tree!` expansion refers to. Not public API.
 #[doc(hidden)]

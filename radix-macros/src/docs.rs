@@ -108,6 +108,13 @@ pub fn type_docs(spec: &Spec) -> Vec<String> {
             "- delete: disabled (no `remove` method; keys leave only through `clear`)".into()
         },
     ]);
+    if spec.ranges {
+        lines.extend([
+            "- ranges: enabled (`insert_span` stores one value for an aligned block of keys; \
+             `get_span` and `spans` show them; a full node of one value merges into a range)"
+                .into(),
+        ]);
+    }
     if spec.concurrency == Concurrency::Rowex {
         lines.extend([
             "- concurrency: rowex (lock-free reads, per-node write locks, epoch-based \

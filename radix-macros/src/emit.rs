@@ -188,6 +188,36 @@ pub fn config(spec: &Spec, names: &Names) -> TokenStream {
             impl ::radix_core::config::Removable for #config {}
         }
     });
+    // Range values compare as `PartialEq` says and split into copies made
+    // by the layout's `CloneLayout`.
+    let ranges = spec.ranges.then(|| {
+        let value = &spec.value;
+        quote! {
+            const RANGES: bool = true;
+
+            #[inline]
+            fn same_value(a: &#value, b: &#value) -> bool {
+                ::core::cmp::PartialEq::eq(a, b)
+            }
+
+            #[inline]
+            unsafe fn clone_value_slot(
+                slot: ::core::ptr::NonNull<
+                    <#layout as ::radix_core::value::ValueLayout>::Slot,
+                >,
+                mem: &mut #memory,
+            ) -> ::core::result::Result<
+                <#layout as ::radix_core::value::ValueLayout>::Slot,
+                <#memory as ::radix_core::mem::Memory>::Error,
+            > {
+                // SAFETY: the engine's contract for `clone_value_slot`: a
+                // live slot made on `mem`.
+                unsafe {
+                    <#layout as ::radix_core::value::CloneLayout>::clone_slot_in(slot, mem)
+                }
+            }
+        }
+    });
     let doc = format!(
         "The compile-time configuration of [`{tree}`], declared by `radix_tree!`. \
          An uninhabited marker type implementing `radix_core::Config`."
@@ -207,6 +237,7 @@ pub fn config(spec: &Spec, names: &Names) -> TokenStream {
             const DELETE: bool = #delete;
             const COMPRESSION: ::radix_core::Compression =
                 ::radix_core::Compression::#compression;
+            #ranges
         }
 
         #removable
@@ -222,6 +253,8 @@ pub fn config(spec: &Spec, names: &Names) -> TokenStream {
 ///   compile error;
 /// - an `embedded` value fits a pointer-sized, pointer-aligned word;
 /// - a `varlen` value implements `VarlenValue`;
+/// - a tree with ranges has values that implement `PartialEq` (ranges
+///   merge and absorb equal values);
 /// - a shared tree's value (other than `varlen`) implements
 ///   `radix_core::shm::ShmSafe`: plain bytes, since a pointer into one
 ///   process's heap means nothing in another.
@@ -276,6 +309,15 @@ pub fn assertions(spec: &Spec) -> TokenStream {
                 >() {
                 }
                 concurrent_values_are_words_or_leaves::<#layout>();
+            };
+        });
+    }
+    if spec.ranges {
+        let span = value.span();
+        checks.extend(quote_spanned! {span=>
+            const _: fn() = || {
+                fn range_values_compare_with_partial_eq<T: ?Sized + ::core::cmp::PartialEq>() {}
+                range_values_compare_with_partial_eq::<#value>();
             };
         });
     }

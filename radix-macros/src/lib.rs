@@ -60,6 +60,7 @@ mod validate;
 ///         size_classes: [4, 16, 32, 64, 256],        // default as shown
 ///         compression: none | lazy | path | full,    // default: see below
 ///         delete: true | false,                      // default true
+///         ranges: true | false,                      // default false
 ///     }
 /// }
 /// ```
@@ -96,6 +97,20 @@ mod validate;
 /// uncompressed, and `u128` keys are mostly UUIDs and hashes. The generated
 /// type's documentation names the choice ("compression: ... (the
 /// default)").
+///
+/// `ranges: true` lets an inner slot hold a *range value*: one value for
+/// every key of an aligned block of `256^level` keys (`radix_core::Span`),
+/// stored with `insert_span` and seen with `get_span` and `spans`. A key
+/// inserted under a range with the range's value is absorbed, another value
+/// splits the range, and a last-level node that an insert fills with one
+/// value merges into a range, so keys inserted in order end as the fewest
+/// aligned ranges. It needs `compression: none` (the default then, for
+/// every key type), `memory: local`, no `concurrency`, keys of at least
+/// 16 bits, and a value that implements `PartialEq` and can be cloned (or
+/// a `varlen` value, which compares and copies as its bytes). A tree with
+/// ranges has no `get_mut`, entries, mutable or owning iteration,
+/// `pop_first`/`pop_last`, `retain`, `split_off`, `append` or in-place set
+/// operations: a call fails to compile once built to code.
 ///
 /// # What it declares
 ///

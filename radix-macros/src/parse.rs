@@ -12,7 +12,7 @@
 //! Each field's value is parsed by the grammar its name selects: a type for
 //! `key` and `value`, an identifier for `layout`, `memory` and
 //! `compression`, a bracketed list of integer literals for `size_classes`,
-//! a boolean literal for `delete`. An unknown field name is a parse error
+//! a boolean literal for `delete` and `ranges`. An unknown field name is a parse error
 //! at that name. Whether the values make sense (a key type the tree
 //! supports, no duplicates, a known layout or compression) is
 //! [`crate::validate`]'s business.
@@ -24,7 +24,7 @@ use syn::{Attribute, Ident, LitBool, LitInt, Token, Type, Visibility, braced, br
 
 /// The field names an invocation may use, in the order the docs list them.
 pub const FIELD_NAMES: &str =
-    "key, value, layout, memory, size_classes, compression, delete, concurrency";
+    "key, value, layout, memory, size_classes, compression, delete, ranges, concurrency";
 
 /// A parsed `radix_tree!` invocation.
 pub struct Invocation {
@@ -64,6 +64,8 @@ pub enum FieldValue {
     Delete(LitBool),
     /// `concurrency: IDENT`.
     Concurrency(Ident),
+    /// `ranges: BOOL`.
+    Ranges(LitBool),
 }
 
 /// A bracketed list of integer literals, as written.
@@ -116,6 +118,11 @@ impl Parse for Field {
                 input
                     .parse()
                     .map_err(|e| syn::Error::new(e.span(), "delete must be `true` or `false`"))?,
+            ),
+            "ranges" => FieldValue::Ranges(
+                input
+                    .parse()
+                    .map_err(|e| syn::Error::new(e.span(), "ranges must be `true` or `false`"))?,
             ),
             other => {
                 return Err(syn::Error::new(

@@ -24,6 +24,10 @@ pub fn expand(mut invocation: Invocation) -> syn::Result<TokenStream> {
             FieldValue::Value(_) => "a set has no values; `radix_set!` takes no `value` field",
             FieldValue::Layout(_) => "a set stores no values; `radix_set!` takes no `layout` field",
             FieldValue::Memory(_) => "`radix_set!` declares sets in local memory only",
+            FieldValue::Ranges(_) => {
+                "`radix_set!` declares plain sets; a set of key ranges is a `radix_tree!` with \
+                 `value: ()` and `ranges: true`"
+            }
             FieldValue::Concurrency(_) => {
                 "`radix_set!` declares plain sets; a concurrent set is a `radix_tree!` with \
                  `value: ()` and `concurrency: rowex`"

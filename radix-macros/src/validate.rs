@@ -70,6 +70,8 @@ pub struct Spec {
     pub compression_defaulted: bool,
     /// Who may read and write at once.
     pub concurrency: Concurrency,
+    /// Whether inner slots may hold range values.
+    pub ranges: bool,
 }
 
 /// The concurrency a configuration may name.
@@ -213,6 +215,7 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
     let mut memory = Memory::Local;
     let mut compression = None;
     let mut concurrency = (Concurrency::None, None);
+    let mut ranges = None;
     for Field { name, value: field } in inv.fields {
         if seen.contains(&name) {
             errors.push(
@@ -262,6 +265,7 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
                 ),
             },
             FieldValue::Delete(lit) => delete = lit.value,
+            FieldValue::Ranges(lit) => ranges = Some((lit.value, lit.span())),
             FieldValue::Concurrency(ident) => match ident.to_string().as_str() {
                 "none" => concurrency = (Concurrency::None, Some(ident.span())),
                 "rowex" => concurrency = (Concurrency::Rowex, Some(ident.span())),
@@ -278,6 +282,16 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
             layout,
             compression,
             size_classes.is_some(),
+            &mut errors,
+        );
+    }
+    if let Some((true, span)) = ranges {
+        check_ranges(
+            span,
+            key.as_ref(),
+            memory,
+            compression,
+            concurrency.0,
             &mut errors,
         );
     }
@@ -302,6 +316,9 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
         vis: inv.vis,
         name: inv.name,
         compression: compression.unwrap_or_else(|| {
+            if ranges.is_some_and(|(on, _)| on) {
+                return Compression::None;
+            }
             let default = default_compression(key.as_ref().expect("a key type, checked above"));
             // Varlen values have no lazy leaves in a concurrent tree.
             match (concurrency.0, layout, default) {
@@ -317,7 +334,49 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
         memory,
         compression_defaulted: compression.is_none(),
         concurrency: concurrency.0,
+        ranges: ranges.is_some_and(|(on, _)| on),
     })
+}
+
+/// The limits of `ranges: true`, each an error naming it.
+fn check_ranges(
+    span: Span,
+    key: Option<&Ident>,
+    memory: Memory,
+    compression: Option<Compression>,
+    concurrency: Concurrency,
+    errors: &mut Errors,
+) {
+    if key.is_some_and(|k| k == "u8") {
+        errors.push(
+            span,
+            "ranges: true needs keys of at least two bytes: a `u8` tree has one level, with no \
+             inner slot to hold a range",
+        );
+    }
+    // Left out, compression is `none` for a tree with ranges, whatever
+    // the key.
+    if compression.is_some_and(|c| c != Compression::None) {
+        errors.push(
+            span,
+            "ranges: true needs compression: none: a range value takes the tag a lazy leaf \
+             would, and spans are aligned blocks that path compression would skip",
+        );
+    }
+    if memory == Memory::Shared {
+        errors.push(
+            span,
+            "ranges: true needs memory: local: splitting a range allocates a node at each \
+             level, which a shared area's size limit could refuse half-way",
+        );
+    }
+    if concurrency == Concurrency::Rowex {
+        errors.push(
+            span,
+            "ranges: true is not offered with concurrency: rowex: a reader would have to \
+             follow a range as it splits",
+        );
+    }
 }
 
 /// The limits of `concurrency: rowex`, each an error naming it.

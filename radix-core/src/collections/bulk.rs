@@ -42,6 +42,7 @@ where
     /// assert_eq!(m.pop_first(), None);
     /// ```
     pub fn pop_first(&mut self) -> Option<(C::Key, ValueOf<C>)> {
+        crate::raw::refuse_ranges!(C, "pop_first");
         let (key, _) = self.first_key_value()?;
         self.take_present(key)
     }
@@ -57,6 +58,7 @@ where
     /// assert_eq!(m.pop_last(), None);
     /// ```
     pub fn pop_last(&mut self) -> Option<(C::Key, ValueOf<C>)> {
+        crate::raw::refuse_ranges!(C, "pop_last");
         let (key, _) = self.last_key_value()?;
         self.take_present(key)
     }
@@ -97,6 +99,7 @@ where
     /// assert_eq!(m.iter().collect::<Vec<_>>(), [(0, &1), (3, &31), (6, &61), (9, &91)]);
     /// ```
     pub fn retain<F: FnMut(C::Key, &mut ValueOf<C>) -> bool>(&mut self, mut keep: F) {
+        crate::raw::refuse_ranges!(C, "retain");
         let mut rejected = Vec::new();
         let mut from = Some(C::Key::MIN);
         while let Some(start) = from {
@@ -141,6 +144,7 @@ where
     /// assert_eq!(high.keys().collect::<Vec<_>>(), [5, 9]);
     /// ```
     pub fn split_off(&mut self, key: C::Key) -> Self {
+        crate::raw::refuse_ranges!(C, "split_off");
         if C::COMPRESSION.is_none() {
             let empty = Self::with_memory(self.mem.empty_like());
             return match self.first_key_value() {
@@ -189,6 +193,7 @@ where
     /// assert_eq!(a.into_iter().collect::<Vec<_>>(), [(1, "a"), (2, "B"), (3, "C")]);
     /// ```
     pub fn append(&mut self, other: &mut Self) {
+        crate::raw::refuse_ranges!(C, "append");
         if other.is_empty() {
             return;
         }

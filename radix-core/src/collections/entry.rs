@@ -113,6 +113,7 @@ where
     /// assert_eq!(c.iter().collect::<Vec<_>>(), [(3, &1), (7, &2)]);
     /// ```
     pub fn entry(&mut self, key: C::Key) -> Entry<'_, C> {
+        crate::raw::refuse_ranges!(C, "entry");
         match self.find_for_entry(key) {
             Some(slot) => Entry::Occupied(OccupiedEntry {
                 tree: self,
@@ -136,6 +137,7 @@ where
     /// assert_eq!(m[1], 11);
     /// ```
     pub fn first_entry(&mut self) -> Option<OccupiedEntry<'_, C>> {
+        crate::raw::refuse_ranges!(C, "first_entry");
         let (key, _) = self.first_key_value()?;
         self.occupied(key)
     }
@@ -150,6 +152,7 @@ where
     /// assert_eq!(m.len(), 1);
     /// ```
     pub fn last_entry(&mut self) -> Option<OccupiedEntry<'_, C>> {
+        crate::raw::refuse_ranges!(C, "last_entry");
         let (key, _) = self.last_key_value()?;
         self.occupied(key)
     }

@@ -64,6 +64,7 @@ where
     where
         F: FnMut(C::Key, &mut ValueOf<C>, ValueOf<C>),
     {
+        crate::raw::refuse_ranges!(C, "union_with");
         if self.is_empty() {
             *self = other;
             return;
@@ -112,6 +113,7 @@ where
     where
         F: FnMut(C::Key, &mut ValueOf<C>, &ValueOf<C>),
     {
+        crate::raw::refuse_ranges!(C, "intersect_with");
         if C::COMPRESSION.is_none() {
             self.intersect_paired(other, &mut merge);
             return;
@@ -161,6 +163,7 @@ where
     /// assert_eq!(a.keys().collect::<Vec<_>>(), [1, 3]);
     /// ```
     pub fn difference_with(&mut self, other: &Self) {
+        crate::raw::refuse_ranges!(C, "difference_with");
         if self.is_empty() || other.is_empty() {
             return;
         }

@@ -11,6 +11,7 @@
 //! | `shared` | [`Iter`], [`Range`], [`Keys`], [`Values`] | borrowed shared; items are `&V` |
 //! | `mutable` | [`IterMut`], [`RangeMut`], [`ValuesMut`] | borrowed exclusively; items are `&mut V`, each slot produced once |
 //! | `owned` | [`IntoIter`], [`IntoKeys`], [`IntoValues`] | consumed; each value is moved out of its slot |
+//! | `spans` | [`Spans`] | borrowed shared; items are key intervals with `&V`, a range value once |
 //!
 //! Every iterator is double-ended and fused; those over a whole tree are
 //! exact-size too.
@@ -23,12 +24,14 @@ mod cursor;
 mod mutable;
 mod owned;
 mod shared;
+mod spans;
 mod walk;
 
 pub use cursor::Cursor;
 pub use mutable::{IterMut, RangeMut, ValuesMut};
 pub use owned::{IntoIter, IntoKeys, IntoValues};
 pub use shared::{Iter, Keys, Range, Values};
+pub use spans::Spans;
 
 /// Declares an iterator that wraps another and maps its items (keys or
 /// values out of entries), with the wrapped one's `Iterator`,

@@ -202,6 +202,7 @@ where
     /// assert_eq!(prices.iter().collect::<Vec<_>>(), [(1, &101), (2, &252)]);
     /// ```
     pub fn iter_mut(&mut self) -> IterMut<'_, C> {
+        crate::raw::refuse_ranges!(C, "iter_mut");
         let tree = &*self;
         IterMut {
             entries: RangeMut {
@@ -228,6 +229,7 @@ where
     /// assert_eq!(m.values().copied().collect::<Vec<_>>(), [1, 0, 0, 1, 1]);
     /// ```
     pub fn range_mut<R: RangeBounds<C::Key>>(&mut self, range: R) -> RangeMut<'_, C> {
+        crate::raw::refuse_ranges!(C, "range_mut");
         let tree = &*self;
         RangeMut {
             tree,
@@ -250,6 +252,7 @@ where
     /// assert_eq!(m.values().collect::<Vec<_>>(), ["a!", "b!"]);
     /// ```
     pub fn values_mut(&mut self) -> ValuesMut<'_, C> {
+        crate::raw::refuse_ranges!(C, "values_mut");
         ValuesMut(self.iter_mut())
     }
 }

@@ -181,6 +181,7 @@ where
     /// assert_eq!(keys, [1, 2]);
     /// ```
     pub fn into_keys(self) -> IntoKeys<C> {
+        crate::raw::refuse_ranges!(C, "into_keys");
         IntoKeys(IntoIter::new(self))
     }
 
@@ -194,6 +195,7 @@ where
     /// assert_eq!(values, ["a", "b"]);
     /// ```
     pub fn into_values(self) -> IntoValues<C> {
+        crate::raw::refuse_ranges!(C, "into_values");
         IntoValues(IntoIter::new(self))
     }
 }
@@ -219,6 +221,7 @@ where
     /// assert_eq!(entries, [(1, "a"), (3, "c")]);
     /// ```
     fn into_iter(self) -> IntoIter<C> {
+        crate::raw::refuse_ranges!(C, "into_iter");
         IntoIter::new(self)
     }
 }

@@ -13,6 +13,13 @@
 //! Front and back never cross: a [`Walk`] keeps the interval of keys not
 //! yet produced, and each side stops when its next key falls outside it.
 //!
+//! In a tree with range values ([`Config::RANGES`]), a path that meets
+//! one keeps it as a *run*: the keys of its span not produced yet, all
+//! with the range's value slot. Each step then produces the run's next
+//! key ([`Path::next`]), or the rest of the run at once
+//! ([`Path::next_run`], for [`spans`](crate::RawTree::spans)); seeks start
+//! a run at their bound. Trees without ranges never test for one.
+//!
 //! A walk holds node pointers, not a borrow of the tree: the iterator that
 //! owns it holds the borrow (or, for owned iteration, the tree itself), and
 //! every step is `unsafe` on the promise that the tree is live and
@@ -53,6 +60,47 @@ pub(crate) struct Path<C: Config> {
     key: C::Key,
     /// A tree that is one lazy leaf: its leaf, until produced.
     lazy_root: Option<NodePtr>,
+    /// A tree with ranges: the range value being walked, if any.
+    run: Option<Run<C>>,
+}
+
+/// What [`Path::next_run`] produces: the first and last key of an
+/// interval of keys (one key, or a range value's), and its value slot.
+pub(crate) type RunItem<C> = (<C as Config>::Key, <C as Config>::Key, NonNull<SlotOf<C>>);
+
+/// The keys of a range value a walk has not produced yet, `low..=high`,
+/// and the range's value slot.
+struct Run<C: Config> {
+    low: C::Key,
+    high: C::Key,
+    slot: NonNull<SlotOf<C>>,
+}
+
+impl<C: Config> Clone for Run<C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C: Config> Copy for Run<C> {}
+
+impl<C: Config> Run<C> {
+    /// The whole span of range cell `cell`, the entry for `chunk` in a
+    /// node at `shift` whose path key is `key`.
+    ///
+    /// # Safety
+    ///
+    /// `cell` is a live range cell.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    unsafe fn of(key: C::Key, shift: u32, chunk: u8, cell: NodePtr) -> Self {
+        let low = key.with_chunk(shift, chunk).clear_below(shift - SPAN);
+        Self {
+            low,
+            high: low.fill_below(shift - SPAN),
+            // SAFETY: the caller's contract.
+            slot: unsafe { lazy::slot::<SlotOf<C>>(cell.addr()) },
+        }
+    }
 }
 
 impl<C: Config> Clone for Path<C> {
@@ -93,6 +141,7 @@ impl<C: Config> Path<C> {
             root_shift: 0,
             key: C::Key::MIN,
             lazy_root: None,
+            run: None,
         };
         if let Some((root, root_shift)) = root {
             let root = unflagged::<C>(root);
@@ -242,6 +291,12 @@ impl<C: Config> Path<C> {
                             return;
                         }
                         self.top().pos = e.next;
+                        if C::RANGES && child.is_lazy() {
+                            // A range holding `lower`: its keys from there.
+                            let run = Run::of(self.key, shift, chunk, child);
+                            self.run = Some(Run { low: lower, ..run });
+                            return;
+                        }
                         self.descend(shift, chunk, child, 0);
                     }
                     // A larger chunk (walked from its start) or none (popped).
@@ -292,6 +347,13 @@ impl<C: Config> Path<C> {
                             }
                             return;
                         }
+                        if C::RANGES && child.is_lazy() {
+                            // A range holding `upper`: its keys up to
+                            // there; the parent resumes before it.
+                            let run = Run::of(self.key, shift, chunk, child);
+                            self.run = Some(Run { high: upper, ..run });
+                            return;
+                        }
                         // The parent resumes before the child it descends into.
                         self.descend(shift, chunk, child, END);
                     }
@@ -315,6 +377,8 @@ impl<C: Config> Path<C> {
         mem: &C::Memory,
         key: C::Key,
     ) {
+        // The seek below finds the range holding `key` again, if any.
+        self.run = None;
         while self.depth > 0 {
             let shift = self.top().shift;
             // Bits above a frame's chunk are its node's, on every level.
@@ -337,6 +401,10 @@ impl<C: Config> Path<C> {
     /// The tree is live on `mem` and unchanged since the cursor was made.
     #[inline]
     pub(crate) unsafe fn next(&mut self, mem: &C::Memory) -> Option<(C::Key, NonNull<SlotOf<C>>)> {
+        if C::RANGES {
+            // SAFETY: the caller's contract.
+            return unsafe { self.next_run::<false>(mem) }.map(|(key, _, slot)| (key, slot));
+        }
         while self.depth > 0 {
             let frame = *self.top();
             // SAFETY: the frame's node is live; its slots are values at the
@@ -372,6 +440,10 @@ impl<C: Config> Path<C> {
     /// As for [`Path::next`].
     #[inline]
     unsafe fn next_back(&mut self, mem: &C::Memory) -> Option<(C::Key, NonNull<SlotOf<C>>)> {
+        if C::RANGES {
+            // SAFETY: the caller's contract.
+            return unsafe { self.next_back_ranged(mem) };
+        }
         while self.depth > 0 {
             let frame = *self.top();
             // SAFETY: as in `next`.
@@ -398,11 +470,127 @@ impl<C: Config> Path<C> {
             .take()
             .map(|leaf| unsafe { lazy_entry::<C>(leaf) })
     }
+
+    /// The next keys forwards in a tree with ranges, as `(low, high,
+    /// slot)`: one key (`low == high`), or, where `WHOLE`, the rest of a
+    /// range value's span at once. (Trees without ranges give one key at a
+    /// time.)
+    ///
+    /// # Safety
+    ///
+    /// As for [`Path::next`].
+    #[inline]
+    pub(crate) unsafe fn next_run<const WHOLE: bool>(
+        &mut self,
+        mem: &C::Memory,
+    ) -> Option<RunItem<C>> {
+        if !C::RANGES {
+            // SAFETY: the caller's contract.
+            return unsafe { self.next(mem) }.map(|(key, slot)| (key, key, slot));
+        }
+        loop {
+            if let Some(run) = self.run.as_mut() {
+                let low = run.low;
+                if WHOLE || low == run.high {
+                    let Run { high, slot, .. } = self.run.take().expect("a run");
+                    return Some((low, if WHOLE { high } else { low }, slot));
+                }
+                run.low = low.checked_next().expect("a key below the run's last");
+                return Some((low, low, run.slot));
+            }
+            if self.depth == 0 {
+                return None;
+            }
+            let frame = *self.top();
+            // SAFETY: the frame's node is live; its slots are values at the
+            // last level and child references (or range cells) above it.
+            unsafe {
+                if frame.shift == 0 {
+                    if let Some(e) = entry_at::<SlotOf<C>>(frame.node, frame.pos) {
+                        self.top().pos = e.next;
+                        let key = self.key.with_chunk(0, e.chunk);
+                        return Some((key, key, e.slot));
+                    }
+                } else if let Some(e) = entry_at::<RefOf<C>>(frame.node, frame.pos) {
+                    self.top().pos = e.next;
+                    let child = follow::<C>(mem, e.slot.read());
+                    if child.is_lazy() {
+                        self.run = Some(Run::of(self.key, frame.shift, e.chunk, child));
+                    } else {
+                        self.descend(frame.shift, e.chunk, child, 0);
+                    }
+                    continue;
+                }
+            }
+            self.depth -= 1;
+        }
+    }
+
+    /// [`Path::next_back`] in a tree with ranges.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Path::next`].
+    unsafe fn next_back_ranged(&mut self, mem: &C::Memory) -> Option<(C::Key, NonNull<SlotOf<C>>)> {
+        loop {
+            if let Some(run) = self.run.as_mut() {
+                let high = run.high;
+                let slot = run.slot;
+                if high == run.low {
+                    self.run = None;
+                } else {
+                    run.high = high.checked_prev().expect("a key above the run's first");
+                }
+                return Some((high, slot));
+            }
+            if self.depth == 0 {
+                return None;
+            }
+            let frame = *self.top();
+            // SAFETY: as in `next_run`.
+            unsafe {
+                if frame.shift == 0 {
+                    if let Some(e) = entry_before::<SlotOf<C>>(frame.node, frame.pos) {
+                        self.top().pos = e.next;
+                        return Some((self.key.with_chunk(0, e.chunk), e.slot));
+                    }
+                } else if let Some(e) = entry_before::<RefOf<C>>(frame.node, frame.pos) {
+                    self.top().pos = e.next;
+                    let child = follow::<C>(mem, e.slot.read());
+                    if child.is_lazy() {
+                        self.run = Some(Run::of(self.key, frame.shift, e.chunk, child));
+                    } else {
+                        self.descend(frame.shift, e.chunk, child, END);
+                    }
+                    continue;
+                }
+            }
+            self.depth -= 1;
+        }
+    }
 }
 
 /// The keys a double-ended walk has not produced yet, as an inclusive
 /// interval; `None` once the two ends have met.
 type Remaining<K> = Option<(K, K)>;
+
+/// The keys of `range` as an inclusive interval, `None` if it holds none.
+pub(crate) fn inclusive<K: Key, R: RangeBounds<K>>(range: R) -> Remaining<K> {
+    let low = match range.start_bound() {
+        Bound::Included(&k) => Some(k),
+        Bound::Excluded(&k) => k.checked_next(),
+        Bound::Unbounded => Some(K::MIN),
+    };
+    let high = match range.end_bound() {
+        Bound::Included(&k) => Some(k),
+        Bound::Excluded(&k) => k.checked_prev(),
+        Bound::Unbounded => Some(K::MAX),
+    };
+    match (low, high) {
+        (Some(low), Some(high)) if low <= high => Some((low, high)),
+        _ => None,
+    }
+}
 
 /// A double-ended walk over the keys of a tree in an interval: two lazy
 /// cursors and the interval between them. It yields each key with its
@@ -431,21 +619,7 @@ impl<C: Config> Walk<C> {
     /// A walk over the keys of `tree` in `range`. A range whose start lies
     /// after its end is empty.
     pub(crate) fn range<R: RangeBounds<C::Key>>(tree: &RawTree<C>, range: R) -> Self {
-        let low = match range.start_bound() {
-            Bound::Included(&k) => Some(k),
-            Bound::Excluded(&k) => k.checked_next(),
-            Bound::Unbounded => Some(C::Key::MIN),
-        };
-        let high = match range.end_bound() {
-            Bound::Included(&k) => Some(k),
-            Bound::Excluded(&k) => k.checked_prev(),
-            Bound::Unbounded => Some(C::Key::MAX),
-        };
-        let remaining = match (low, high) {
-            (Some(low), Some(high)) if low <= high => Some((low, high)),
-            _ => None,
-        };
-        Self::new(tree, remaining)
+        Self::new(tree, inclusive(range))
     }
 
     fn new(tree: &RawTree<C>, remaining: Remaining<C::Key>) -> Self {

@@ -70,6 +70,9 @@ impl Arenas {
 /// arenas for leaves.
 pub struct LocalMemory {
     slabs: Vec<Slab>,
+    /// Bytes of the nodes handed out and not freed, for
+    /// [`bytes_in_use`](LocalMemory::bytes_in_use).
+    node_bytes: usize,
     leaf_bytes: usize,
     arenas: Option<Arenas>,
 }
@@ -87,6 +90,7 @@ impl LocalMemory {
     pub fn with_block_limit(pools: &[PoolSpec], max_block: usize) -> Self {
         Self {
             slabs: pools.iter().map(|&p| Slab::new(p, max_block)).collect(),
+            node_bytes: 0,
             leaf_bytes: 0,
             arenas: None,
         }
@@ -122,6 +126,7 @@ impl LocalMemory {
         };
         Self {
             slabs: self.slabs.iter().map(slab).collect(),
+            node_bytes: 0,
             leaf_bytes: 0,
             arenas: self.arenas.as_ref().map(|a| Arenas {
                 chunk: a.chunk,
@@ -170,6 +175,28 @@ impl LocalMemory {
         self.slabs.iter().map(Slab::bytes_reserved).sum()
     }
 
+    /// Bytes of the live nodes and leaves: what the tree's contents
+    /// occupy, without the free room of the slab blocks around them (which
+    /// [`memory_usage`](crate::RawTree::memory_usage) counts). A structure
+    /// that must stay within a budget it enforces itself, by giving nodes
+    /// back, compares this: the free room a freed node leaves in its block
+    /// is the first its pool hands out again. Leaves in bump arenas count
+    /// as the arenas hold them.
+    ///
+    /// ```
+    /// use radix_core::RadixMap;
+    ///
+    /// let mut m: RadixMap<u32, u64> = (0..10_000).map(|k| (k, k.into())).collect();
+    /// let full = m.memory().bytes_in_use();
+    /// assert!(0 < full && full <= m.memory_usage());
+    /// m.retain(|k, _| k < 5_000);
+    /// assert!(m.memory().bytes_in_use() < full);
+    /// ```
+    pub fn bytes_in_use(&self) -> usize {
+        let arena_bytes = self.arenas.as_ref().map_or(0, Arenas::bytes);
+        self.node_bytes + self.leaf_bytes + arena_bytes
+    }
+
     /// Size of the full blocks of `pool` (its first few blocks are
     /// smaller).
     pub fn block_size(&self, pool: usize) -> usize {
@@ -204,13 +231,17 @@ unsafe impl Memory for LocalMemory {
 
     #[inline]
     fn alloc_node(&mut self, pool: usize) -> NonNull<u8> {
-        self.slabs[pool].alloc()
+        let slab = &mut self.slabs[pool];
+        self.node_bytes += slab.node_layout().size();
+        slab.alloc()
     }
 
     #[inline]
     unsafe fn free_node(&mut self, pool: usize, node: NonNull<u8>) {
+        let slab = &mut self.slabs[pool];
+        self.node_bytes -= slab.node_layout().size();
         // SAFETY: forwarded contract.
-        unsafe { self.slabs[pool].free(node) }
+        unsafe { slab.free(node) }
     }
 
     #[inline]
@@ -258,6 +289,7 @@ unsafe impl Memory for LocalMemory {
 
     unsafe fn release_all(&mut self) {
         self.slabs.iter_mut().for_each(Slab::release);
+        self.node_bytes = 0;
         // A leaf still allocated now belongs to nobody: a value leaked by a
         // panicking `Drop` (the only way one outlives a release). The tree
         // no longer holds it.

@@ -349,7 +349,7 @@ impl<C: Config> RawTree<C> {
 
     /// Whether this configuration can batch at all: uncompressed, with
     /// slots of at most a word (what [`EMPTY_LAST_LEVEL`] holds).
-    const BATCHES: bool = C::COMPRESSION.is_none() && size_of::<SlotOf<C>>() <= 8;
+    const BATCHES: bool = C::COMPRESSION.is_none() && !C::RANGES && size_of::<SlotOf<C>>() <= 8;
 
     /// One [`get`](Self::get) per item.
     #[cfg_attr(not(debug_assertions), inline(always))]

@@ -38,7 +38,7 @@ pub(super) unsafe fn twin_of<C: Config>(
     let flag = flagged::<C>(node);
     let node = unflagged::<C>(node);
     if node.is_lazy() {
-        let pool = Pools::<C>::lazy();
+        let pool = Pools::<C>::cell();
         let twin = mem.alloc_node(pool);
         // SAFETY: a lazy leaf is the whole object of its pool's size;
         // the twin is a fresh object of that pool.

@@ -255,6 +255,9 @@ impl<C: Config> RawTree<C> {
         if !C::COMPRESSION.is_none() {
             return self.find_compressed(key);
         }
+        if C::RANGES {
+            return self.find_ranged(key).map(|(slot, _)| slot);
+        }
         let node = self.last_level(key)?;
         // SAFETY: `node` is a live last-level node; its slots are the
         // layout's.
@@ -302,6 +305,7 @@ impl<C: Config> RawTree<C> {
     where
         C::Layout: MutableLayout,
     {
+        crate::raw::refuse_ranges!(C, "get_mut");
         // SAFETY: the slot is live and exclusively borrowed with `self`.
         self.find(key)
             .map(|slot| unsafe { LayoutOf::<C>::get_mut(slot, &self.mem) })

@@ -45,10 +45,10 @@ impl<C: Config> InsertHint<C> {
 /// Where a key's path ends above the last level in a tree that lacks the
 /// key: the slot holding the node that has no child for the key's chunk,
 /// that node, and its shift (above 0).
-struct PathEnd<C: Config> {
-    loc: NonNull<RefOf<C>>,
-    node: NodePtr,
-    shift: u32,
+pub(super) struct PathEnd<C: Config> {
+    pub(super) loc: NonNull<RefOf<C>>,
+    pub(super) node: NodePtr,
+    pub(super) shift: u32,
 }
 
 impl<C: Config> RawTree<C>
@@ -126,6 +126,9 @@ impl<C: Config> RawTree<C> {
         let mut slot_value = LayoutOf::<C>::into_slot(value, &mut self.mem)?;
         if !C::COMPRESSION.is_none() {
             return self.insert_compressed(key, slot_value, on_replace);
+        }
+        if C::RANGES {
+            return self.insert_ranged(key, slot_value, on_replace);
         }
         let prefix = key.clear_below(0);
         // The location of the last-level node for `key`: from the last
@@ -217,7 +220,7 @@ impl<C: Config> RawTree<C> {
     /// Stores the first key of an empty tree: a chain of one-entry nodes
     /// from the smallest root that holds it.
     #[inline(never)]
-    fn insert_first(
+    pub(super) fn insert_first(
         &mut self,
         key: C::Key,
         mut slot_value: SlotOf<C>,
@@ -240,7 +243,7 @@ impl<C: Config> RawTree<C> {
     /// reserves that chain too (and the topmost root's growth, if class 0
     /// holds one child only); the slot value comes back for it.
     #[inline(never)]
-    fn raise_root(
+    pub(super) fn raise_root(
         &mut self,
         key: C::Key,
         mut slot_value: SlotOf<C>,
@@ -275,7 +278,7 @@ impl<C: Config> RawTree<C> {
     /// `end` is where `key`'s path ends in a live tree on `mem`: its node
     /// has no child for the key's chunk at its shift.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    unsafe fn insert_below(
+    pub(super) unsafe fn insert_below(
         mem: &mut C::Memory,
         end: PathEnd<C>,
         key: C::Key,

@@ -65,6 +65,7 @@ mod graft;
 mod insert;
 mod remove;
 mod reserve;
+mod span;
 #[cfg(test)]
 pub(crate) mod test_keys;
 mod visit;
@@ -76,6 +77,8 @@ pub(crate) use descend::{
 };
 pub(crate) use insert::InsertHint;
 pub(crate) use reserve::Needs;
+pub(crate) use span::refuse_ranges;
+pub use span::{Span, SpanError};
 pub use visit::stats::{ClassStats, Stats};
 pub(crate) use visit::{Visit, walk_nodes};
 

@@ -103,6 +103,9 @@ impl<C: Config> RawTree<C> {
         if !C::COMPRESSION.is_none() {
             return self.remove_compressed(key);
         }
+        if C::RANGES {
+            self.split_ranges_on_path(key)?;
+        }
         let absent = LayoutOf::<C>::absent;
         let Some(_) = self.root else {
             return Ok(absent());
@@ -289,6 +292,10 @@ impl<C: Config> RawTree<C> {
                     return;
                 }
                 match entry_at::<RefOf<C>>(root, 0) {
+                    // A range value stays in a slot: the root never is one.
+                    Some(e) if C::RANGES && follow::<C>(&self.mem, e.slot.read()).is_lazy() => {
+                        return;
+                    }
                     Some(e) if e.chunk == 0 => {
                         self.root = Some(e.slot.read());
                         Self::free_node(&mut self.mem, root, self.root_shift);

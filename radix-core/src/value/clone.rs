@@ -36,6 +36,23 @@ pub unsafe trait CloneLayout: ValueLayout {
         src: &M,
         dst: &mut M,
     ) -> Result<Self::Slot, M::Error>;
+
+    /// A new slot value on `mem` holding a clone of the value in `slot`,
+    /// which lives on the same `mem`: what splitting a range value
+    /// ([`Config::clone_value_slot`](crate::Config::clone_value_slot))
+    /// copies into each part.
+    ///
+    /// # Safety
+    ///
+    /// `slot` holds a live slot value made on `mem`.
+    ///
+    /// # Errors
+    ///
+    /// `mem` could not allocate a leaf; nothing was allocated.
+    unsafe fn clone_slot_in<M: Memory>(
+        slot: NonNull<Self::Slot>,
+        mem: &mut M,
+    ) -> Result<Self::Slot, M::Error>;
 }
 
 // SAFETY: the value is cloned before anything is allocated, and the clone
@@ -51,6 +68,17 @@ unsafe impl<V: Clone, const EMBED: bool> CloneLayout for Word<V, EMBED> {
         let value = unsafe { Self::get(slot, src) }.clone();
         Self::into_slot(value, dst)
     }
+
+    #[inline]
+    unsafe fn clone_slot_in<M: Memory>(
+        slot: NonNull<Self::Slot>,
+        mem: &mut M,
+    ) -> Result<Self::Slot, M::Error> {
+        // SAFETY: the caller's contract: a live slot made on `mem`; the
+        // clone is taken before `mem` is borrowed again.
+        let value = unsafe { Self::get(slot, &*mem) }.clone();
+        Self::into_slot(value, mem)
+    }
 }
 
 // SAFETY: the slot is the value; its clone owns whatever it owns.
@@ -60,6 +88,13 @@ unsafe impl<V: Clone> CloneLayout for Inline<V> {
         // SAFETY: the caller's contract: a live slot made on `src`.
         let value = unsafe { Self::get(slot, src) }.clone();
         Self::into_slot(value, dst)
+    }
+
+    #[inline]
+    unsafe fn clone_slot_in<M: Memory>(slot: NonNull<V>, mem: &mut M) -> Result<V, M::Error> {
+        // SAFETY: the caller's contract: a live slot made on `mem`.
+        let value = unsafe { Self::get(slot, &*mem) }.clone();
+        Self::into_slot(value, mem)
     }
 }
 
@@ -77,5 +112,17 @@ unsafe impl<V: ?Sized + VarlenValue> CloneLayout for Varlen<V> {
         // SAFETY: the caller's contract: a live slot made on `src`.
         let value = unsafe { Self::get(slot, src) };
         Self::into_slot(value, dst)
+    }
+
+    #[inline]
+    unsafe fn clone_slot_in<M: Memory>(
+        slot: NonNull<Self::Slot>,
+        mem: &mut M,
+    ) -> Result<Self::Slot, M::Error> {
+        // SAFETY: the caller's contract: a live slot made on `mem`. The
+        // value's bytes lie in the slot or its leaf, not in `mem` itself,
+        // and `into_slot` copies them before anything is freed.
+        let value = unsafe { Self::get(slot, &*mem) };
+        Self::into_slot(value, mem)
     }
 }

@@ -146,7 +146,7 @@ impl<C: Config> RawTree<C> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn single_needs(needs: &mut Needs) {
         if C::COMPRESSION.lazy() {
-            needs.add(Pools::<C>::lazy(), 1);
+            needs.add(Pools::<C>::cell(), 1);
         } else {
             needs.add(Pools::<C>::leaf(0), 1);
         }
@@ -157,7 +157,7 @@ impl<C: Config> RawTree<C> {
     /// prefix. Allocated from a reservation ([`Self::single_needs`]).
     fn single(mem: &mut C::Memory, key: C::Key, slot_value: SlotOf<C>) -> NodePtr {
         if C::COMPRESSION.lazy() {
-            let raw = mem.alloc_node(Pools::<C>::lazy());
+            let raw = mem.alloc_node(Pools::<C>::cell());
             // SAFETY: a fresh lazy leaf from its pool.
             unsafe { lazy::init(raw, key, slot_value) };
             NodePtr::lazy(raw)
@@ -174,7 +174,7 @@ impl<C: Config> RawTree<C> {
     fn split_lazy_needs(needs: &mut Needs, diverge: u32, start: u32) {
         needs.add(Pools::<C>::at(Self::PAIR_CLASS, diverge), 1);
         if diverge > 0 {
-            needs.add(Pools::<C>::lazy(), 1);
+            needs.add(Pools::<C>::cell(), 1);
         }
         if !C::COMPRESSION.path() {
             needs.add(Pools::<C>::inner(0), ((start - diverge) / SPAN) as usize);
@@ -209,7 +209,7 @@ impl<C: Config> RawTree<C> {
                 let old = lazy::slot::<SlotOf<C>>(leaf.addr()).read();
                 insert_entry(node, other.chunk(0), old);
                 insert_entry(node, key.chunk(0), slot_value);
-                mem.free_node(Pools::<C>::lazy(), leaf.addr());
+                mem.free_node(Pools::<C>::cell(), leaf.addr());
             } else {
                 let new = Self::single(mem, key, slot_value);
                 insert_entry(node, other.chunk(diverge), stored(mem, leaf));
@@ -460,7 +460,7 @@ impl<C: Config> RawTree<C> {
                 Found::Lazy(at) => {
                     let leaf = follow::<C>(mem, at.read());
                     let slot = lazy::slot::<SlotOf<C>>(leaf.addr()).read();
-                    mem.free_node(Pools::<C>::lazy(), leaf.addr());
+                    mem.free_node(Pools::<C>::cell(), leaf.addr());
                     if depth > 0 {
                         let (_, parent, parent_shift, _) = path[depth - 1].assume_init();
                         remove_entry::<RefOf<C>>(parent, key.chunk(parent_shift))
@@ -544,7 +544,7 @@ impl<C: Config> RawTree<C> {
                         break;
                     }
                     let e = entry_at::<SlotOf<C>>(node, 0).expect("one entry");
-                    let raw = mem.alloc_node(Pools::<C>::lazy());
+                    let raw = mem.alloc_node(Pools::<C>::cell());
                     lazy::init(raw, key.with_chunk(0, e.chunk), e.slot.read());
                     Self::free_node(mem, node, shift);
                     loc.write(stored(mem, NodePtr::lazy(raw)));
@@ -612,7 +612,7 @@ impl<C: Config> RawTree<C> {
             let (_, node, _, _) = unsafe { last.assume_init() };
             // SAFETY: as above.
             if unsafe { node::count(node.addr()) } == 2 {
-                needs.add(Pools::<C>::lazy(), 1);
+                needs.add(Pools::<C>::cell(), 1);
             }
         }
         for frame in path.iter().rev() {

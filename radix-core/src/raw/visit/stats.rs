@@ -34,6 +34,9 @@ pub struct Stats {
     /// one key (0 without lazy expansion; see
     /// [`Compression`](crate::Compression)).
     pub lazy_leaves: usize,
+    /// Range values: one value in place of a subtree, for every key of
+    /// its span (0 without [`Config::RANGES`]).
+    pub ranges: usize,
     /// Bytes held from the memory back end.
     pub memory_bytes: usize,
     /// The value layout's name.
@@ -70,6 +73,9 @@ impl fmt::Display for Stats {
         if self.lazy_leaves > 0 {
             write!(f, ", {} lazy leaves", self.lazy_leaves)?;
         }
+        if self.ranges > 0 {
+            write!(f, ", {} ranges", self.ranges)?;
+        }
         Ok(())
     }
 }
@@ -79,14 +85,14 @@ impl<C: Config> RawTree<C> {
     pub fn stats(&self) -> Stats {
         let mut classes = [ClassStats::default(); MAX_CLASSES];
         let mut leaves = 0;
-        let mut lazy_leaves = 0;
+        let mut cells = 0;
         if let Some((root, root_shift)) = self.root() {
             // SAFETY: the tree is live and borrowed; the walk only reads.
             unsafe {
                 walk_nodes::<C, _>(&mut self.memory(), root, root_shift, |_, visit| {
                     let (node, shift) = (visit.node, visit.shift);
                     if node.is_lazy() {
-                        lazy_leaves += 1;
+                        cells += 1;
                         let slot = lazy::slot::<SlotOf<C>>(node.addr());
                         leaves += LayoutOf::<C>::is_leaf(slot) as usize;
                         return;
@@ -116,7 +122,8 @@ impl<C: Config> RawTree<C> {
             height: self.height(),
             classes,
             leaves,
-            lazy_leaves,
+            lazy_leaves: if C::RANGES { 0 } else { cells },
+            ranges: if C::RANGES { cells } else { 0 },
             memory_bytes: self.memory_usage(),
             layout: <LayoutOf<C> as ValueLayout>::NAME,
         }

@@ -42,6 +42,12 @@ impl<C: Config> RawTree<C> {
     /// child, and that with lazy expansion no subtree holds a single key
     /// (no last-level node holds one value, no node holds only a lazy
     /// leaf).
+    ///
+    /// With [range values](crate::Span) it checks that each range's first
+    /// key is the start of the span its slot covers, counts every key of
+    /// each span toward `len()`, and checks that the root sits at the
+    /// lowest shift that holds both the largest key and every range's
+    /// slot.
     pub fn verify(&self) -> Result<(), String> {
         let Some((root, root_shift)) = self.root() else {
             if !self.is_empty() {
@@ -55,7 +61,9 @@ impl<C: Config> RawTree<C> {
             return Ok(());
         };
         let mut error: Option<String> = None;
-        let mut values = 0usize;
+        let mut values = 0u128;
+        // The highest shift of a node holding a range value.
+        let mut range_slots = 0;
         let mut per_pool = [0usize; MAX_POOLS];
         // SAFETY: the tree is live and borrowed; the walk only reads.
         unsafe {
@@ -64,15 +72,18 @@ impl<C: Config> RawTree<C> {
                 if error.is_some() {
                     return;
                 }
-                let checked = if node.is_lazy() {
+                let checked = if C::RANGES && node.is_lazy() {
+                    range_slots = range_slots.max(visit.start + SPAN);
+                    check_range::<C>(mem, visit).inspect(|_| per_pool[Pools::<C>::cell()] += 1)
+                } else if node.is_lazy() {
                     check_lazy::<C>(mem, visit).map(|()| {
-                        per_pool[Pools::<C>::lazy()] += 1;
+                        per_pool[Pools::<C>::cell()] += 1;
                         1
                     })
                 } else {
                     check_node::<C>(mem, visit).map(|n| {
                         per_pool[Pools::<C>::at(node::class(node.addr()), shift)] += 1;
-                        if shift == 0 { n } else { 0 }
+                        if shift == 0 { n as u128 } else { 0 }
                     })
                 };
                 match checked {
@@ -84,7 +95,7 @@ impl<C: Config> RawTree<C> {
         if let Some(e) = error {
             return Err(e);
         }
-        if values != self.len() {
+        if values != self.len() as u128 {
             return Err(format!(
                 "len() is {} but {values} values are reachable",
                 self.len()
@@ -107,18 +118,21 @@ impl<C: Config> RawTree<C> {
                     "path-compressed root at shift {root_shift}, not the top"
                 ));
             }
-        } else if max_key.root_shift() != root_shift {
+        } else if max_key.root_shift().max(range_slots) != root_shift {
             return Err(format!(
-                "root at shift {root_shift}, but the largest key {max_key:?} needs shift {}",
-                max_key.root_shift()
+                "root at shift {root_shift}, but the largest key {max_key:?} and the ranges \
+                 need shift {}",
+                max_key.root_shift().max(range_slots)
             ));
         }
+        // Spans are keys but for range values, so this is iteration's
+        // order, one interval per value.
         let mut previous: Option<C::Key> = None;
-        for (key, _) in self.iter() {
-            if previous.is_some_and(|p| p >= key) {
-                return Err(format!("iteration not ascending at {key:?}"));
+        for (keys, _) in self.spans() {
+            if previous.is_some_and(|p| p >= *keys.start()) || keys.start() > keys.end() {
+                return Err(format!("iteration not ascending at {:?}", keys.start()));
             }
-            previous = Some(key);
+            previous = Some(*keys.end());
         }
         Ok(())
     }
@@ -150,6 +164,27 @@ unsafe fn check_lazy<C: Config>(mem: &C::Memory, visit: Visit<C::Key>) -> Result
     // SAFETY: as above.
     unsafe { LayoutOf::<C>::check_slot(lazy::slot::<SlotOf<C>>(addr), mem) }
         .map_err(|err| format!("lazy leaf {key:?}: {err}"))
+}
+
+/// Checks one range value; returns how many keys it covers.
+///
+/// # Safety
+///
+/// `visit.node` is a live range cell of a tree on `mem`.
+unsafe fn check_range<C: Config>(mem: &C::Memory, visit: Visit<C::Key>) -> Result<u128, String> {
+    let addr = visit.node.addr();
+    // SAFETY: caller's contract.
+    let first = unsafe { lazy::key::<C::Key, SlotOf<C>>(addr) };
+    if first != visit.path_key || first != first.clear_below(visit.start) {
+        return Err(format!(
+            "range starting at {first:?} is not its slot's span from {:?}",
+            visit.path_key
+        ));
+    }
+    // SAFETY: as above.
+    unsafe { LayoutOf::<C>::check_slot(lazy::slot::<SlotOf<C>>(addr), mem) }
+        .map_err(|err| format!("range from {first:?}: {err}"))?;
+    Ok(1u128 << (visit.start + SPAN))
 }
 
 /// Checks what compression promises of one node with `count` entries.

@@ -1,0 +1,401 @@
+//! Range values against a key-by-key model: absorb, split, merge, spans,
+//! iteration both ways, cursors, clone, drops, and the errors. Sized for
+//! Miri.
+
+use std::collections::BTreeMap;
+
+use super::{Span, SpanError};
+use crate::mem::LocalMemory;
+use crate::raw::test_keys::SplitMix64;
+use crate::value::{CloneLayout, Embedded, Leaf, VarBytes, Varlen};
+use crate::{Config, RawTree, SizeClasses, ValueOf};
+use test_depth::pick;
+
+/// Declares a local test configuration with range values.
+macro_rules! ranged_config {
+    ($name:ident, $key:ty, $layout:ty) => {
+        enum $name {}
+        impl Config for $name {
+            type Key = $key;
+            type Layout = $layout;
+            type Memory = LocalMemory;
+            const SIZE_CLASSES: SizeClasses = SizeClasses::DEFAULT;
+            const DELETE: bool = true;
+            const RANGES: bool = true;
+
+            fn same_value(a: &ValueOf<Self>, b: &ValueOf<Self>) -> bool {
+                a == b
+            }
+
+            unsafe fn clone_value_slot(
+                slot: core::ptr::NonNull<<$layout as crate::value::ValueLayout>::Slot>,
+                mem: &mut LocalMemory,
+            ) -> Result<<$layout as crate::value::ValueLayout>::Slot, core::convert::Infallible>
+            {
+                // SAFETY: the engine's contract: a live slot made on `mem`.
+                unsafe { <$layout as CloneLayout>::clone_slot_in(slot, mem) }
+            }
+        }
+        impl crate::config::Removable for $name {}
+    };
+}
+
+ranged_config!(U32Ranged, u32, Embedded<u64>);
+ranged_config!(U64Ranged, u64, Embedded<u64>);
+ranged_config!(U32Strings, u32, Leaf<String>);
+ranged_config!(U32Bytes, u32, Varlen<VarBytes>);
+
+type Tree = RawTree<U32Ranged>;
+
+/// The tree's keys and values, each key of each range on its own.
+fn expanded<C: Config>(t: &RawTree<C>) -> Vec<(C::Key, ValueOf<C>)>
+where
+    ValueOf<C>: Clone,
+{
+    t.iter().map(|(k, v)| (k, v.clone())).collect()
+}
+
+fn model_pairs(model: &BTreeMap<u32, u64>) -> Vec<(u32, u64)> {
+    model.iter().map(|(&k, &v)| (k, v)).collect()
+}
+
+/// Checks everything a reader can see against the model.
+fn check(t: &Tree, model: &BTreeMap<u32, u64>) {
+    t.verify().unwrap();
+    assert_eq!(t.len(), model.len());
+    assert_eq!(expanded(t), model_pairs(model));
+    // The spans, expanded, are the same keys, each interval of one value.
+    let mut from_spans = Vec::new();
+    for (keys, &v) in t.spans() {
+        for k in keys {
+            from_spans.push((k, v));
+        }
+    }
+    assert_eq!(from_spans, model_pairs(model));
+    let backwards: Vec<(u32, u64)> = t.iter().rev().map(|(k, &v)| (k, v)).collect();
+    let mut want = model_pairs(model);
+    want.reverse();
+    assert_eq!(backwards, want);
+}
+
+#[test]
+fn spans_are_aligned_blocks() {
+    let s = Span::<u32>::new(0x1_0000, 2).unwrap();
+    assert_eq!((s.start(), s.last(), s.level()), (0x1_0000, 0x1_FFFF, 2));
+    assert_eq!(s.key_count(), 65_536);
+    assert_eq!(s.keys(), 0x1_0000..=0x1_FFFF);
+    assert!(s.contains(0x1_8000) && !s.contains(0x2_0000));
+    assert_eq!(Span::<u32>::containing(0x1_2345, 2).unwrap(), s);
+    assert_eq!(
+        Span::<u32>::new(0x1_0001, 2),
+        Err(SpanError::Misaligned {
+            start: 0x1_0001,
+            level: 2
+        })
+    );
+    assert_eq!(Span::<u32>::MAX_LEVEL, 3);
+    assert_eq!(
+        Span::<u32>::new(0, 4),
+        Err(SpanError::TooWide { level: 4, bits: 32 })
+    );
+    assert_eq!(Span::<u32>::key(9).keys(), 9..=9);
+    assert_eq!(format!("{s:?}"), "Span(65536..=131071)");
+}
+
+#[test]
+fn a_range_answers_for_every_key_and_splits_for_another_value() {
+    let mut t = Tree::new();
+    let mut model = BTreeMap::new();
+    assert_eq!(t.insert_span(Span::new(512, 1).unwrap(), 7), Ok(0));
+    model.extend((512..768).map(|k| (k, 7)));
+    check(&t, &model);
+    assert_eq!(t.stats().ranges, 1);
+    assert_eq!(t.get(600), Some(&7));
+    assert_eq!(t.get(511), None);
+    assert_eq!(t.get_span(767), Some((Span::new(512, 1).unwrap(), &7)));
+    // The same value is absorbed: nothing is built.
+    assert_eq!(t.insert(700, 7), Some(7));
+    assert_eq!(t.stats().ranges, 1);
+    // Another value splits the range down to the key.
+    assert_eq!(t.insert(700, 9), Some(7));
+    model.insert(700, 9);
+    check(&t, &model);
+    assert_eq!(t.stats().ranges, 0);
+    assert_eq!(t.get_span(701), Some((Span::key(701), &7)));
+    // Removing a key of a range splits it too.
+    t.insert_span(Span::new(0, 2).unwrap(), 1).unwrap();
+    model = (0..65_536).map(|k| (k, 1)).collect();
+    assert_eq!(t.remove(300), Some(1));
+    model.remove(&300);
+    check(&t, &model);
+    assert_eq!(t.remove(300), None);
+    // 255 ranges of level 1 and one split node at the last level.
+    assert_eq!(t.stats().ranges, 255);
+}
+
+#[test]
+fn a_wider_range_replaces_what_it_covers_and_shows_it() {
+    let mut t = Tree::new();
+    for k in [3u32, 5, 300, 70_000] {
+        t.insert(k, u64::from(k));
+    }
+    t.insert_span(Span::new(256, 1).unwrap(), 4).unwrap();
+    let mut seen = Vec::new();
+    let had = t
+        .insert_span_with_old(Span::new(0, 2).unwrap(), 2, |span, &v| seen.push((span, v)))
+        .unwrap();
+    // Keys 3 and 5 and the range at 256 (256 keys) had values.
+    assert_eq!(had, 258);
+    assert_eq!(
+        seen,
+        [
+            (Span::key(3), 3),
+            (Span::key(5), 5),
+            (Span::new(256, 1).unwrap(), 4)
+        ]
+    );
+    let mut model: BTreeMap<u32, u64> = (0..65_536).map(|k| (k, 2)).collect();
+    model.insert(70_000, 70_000);
+    check(&t, &model);
+    // A narrower range inside it with the same value is absorbed.
+    let mut seen = Vec::new();
+    let had = t
+        .insert_span_with_old(Span::new(512, 1).unwrap(), 2, |span, &v| {
+            seen.push((span, v))
+        })
+        .unwrap();
+    assert_eq!((had, seen), (256, vec![(Span::new(0, 2).unwrap(), 2)]));
+    check(&t, &model);
+    // With another value, the wider range splits around it.
+    t.insert_span(Span::new(512, 1).unwrap(), 8).unwrap();
+    model.extend((512..768).map(|k| (k, 8)));
+    check(&t, &model);
+    assert_eq!(t.stats().ranges, 256);
+    // A level-0 span is one key.
+    assert_eq!(t.insert_span(Span::key(1), 6), Ok(1));
+    model.insert(1, 6);
+    check(&t, &model);
+}
+
+#[test]
+fn keys_in_order_of_one_value_merge_into_few_ranges() {
+    let n: u32 = pick(1 << 18, 1 << 17, 1 << 12);
+    let mut t = Tree::new();
+    for k in 0..n {
+        t.insert(k, 5);
+    }
+    t.verify().unwrap();
+    assert_eq!(t.len(), n as usize);
+    let spans: Vec<_> = t.spans().map(|(keys, &v)| (keys, v)).collect();
+    // Every aligned block merged as far up as it goes.
+    let want: Vec<_> = if n >= 1 << 16 {
+        (0..n >> 16)
+            .map(|i| (i << 16..=(i << 16) + 0xFFFF, 5))
+            .collect()
+    } else {
+        (0..n >> 8).map(|i| (i << 8..=(i << 8) + 0xFF, 5)).collect()
+    };
+    assert_eq!(spans, want);
+    let stats = t.stats();
+    assert_eq!(stats.ranges, want.len());
+    assert!(stats.nodes() <= 3, "{stats}");
+    // One key of another value in the middle: only its path splits.
+    t.insert(n / 2 + 3, 6);
+    t.verify().unwrap();
+    assert_eq!(t.get(n / 2 + 3), Some(&6));
+    assert_eq!(t.get(n / 2 + 2), Some(&5));
+    assert_eq!(t.len(), n as usize);
+    // Removing every key in order takes the tree back to nothing.
+    for k in 0..n {
+        assert!(t.remove(k).is_some(), "{k}");
+    }
+    t.verify().unwrap();
+    assert!(t.is_empty());
+    assert_eq!(t.memory_usage(), 0);
+}
+
+#[test]
+fn a_root_of_one_value_becomes_a_range_under_a_new_root() {
+    let mut t = Tree::new();
+    for k in 0..256 {
+        t.insert(k, 1);
+    }
+    t.verify().unwrap();
+    assert_eq!(t.height(), 2);
+    assert_eq!(t.spans().count(), 1);
+    // Splitting it again lowers the root back.
+    t.insert(7, 2);
+    t.verify().unwrap();
+    assert_eq!(t.height(), 1);
+    assert_eq!(t.stats().ranges, 0);
+}
+
+#[test]
+fn ranges_under_seeks_bounds_and_cursors() {
+    let mut t = Tree::new();
+    let mut model = BTreeMap::new();
+    t.insert(10, 1);
+    t.insert_span(Span::new(256, 1).unwrap(), 2).unwrap();
+    t.insert_span(Span::new(0x3_0000, 2).unwrap(), 3).unwrap();
+    t.insert(0x5_0000, 4);
+    model.insert(10, 1);
+    model.extend((256..512).map(|k| (k, 2)));
+    model.extend((0x3_0000..0x4_0000).map(|k| (k, 3)));
+    model.insert(0x5_0000, 4);
+    check(&t, &model);
+    for (lo, hi) in [
+        (300u32, 400u32),
+        (0, 300),
+        (400, 0x3_0010),
+        (0x3_FFF0, 0x6_0000),
+        (511, 512),
+    ] {
+        let got: Vec<_> = t.range(lo..=hi).map(|(k, &v)| (k, v)).collect();
+        let want: Vec<_> = model.range(lo..=hi).map(|(&k, &v)| (k, v)).collect();
+        assert_eq!(got, want, "{lo}..={hi}");
+        let back: Vec<_> = t.range(lo..hi).rev().map(|(k, &v)| (k, v)).collect();
+        let want: Vec<_> = model.range(lo..hi).rev().map(|(&k, &v)| (k, v)).collect();
+        assert_eq!(back, want, "{lo}..{hi} backwards");
+        let spans: Vec<_> = t.spans_range(lo..=hi).map(|(keys, &v)| (keys, v)).collect();
+        assert!(
+            spans
+                .iter()
+                .all(|(keys, _)| lo <= *keys.start() && *keys.end() <= hi)
+        );
+        let from_spans: Vec<_> = spans
+            .iter()
+            .flat_map(|(keys, v)| keys.clone().map(move |k| (k, *v)))
+            .collect();
+        let want: Vec<_> = model.range(lo..=hi).map(|(&k, &v)| (k, v)).collect();
+        assert_eq!(from_spans, want, "spans {lo}..={hi}");
+    }
+    let mut c = t.cursor_at(300);
+    assert_eq!(c.next(), Some((300, &2)));
+    c.seek(0x3_1234);
+    assert_eq!(c.next(), Some((0x3_1234, &3)));
+    assert_eq!(c.prev(), Some((0x3_1234, &3)));
+    assert_eq!(c.prev(), Some((0x3_1233, &3)));
+    c.seek(512);
+    assert_eq!(c.next(), Some((0x3_0000, &3)));
+    assert_eq!(t.first_key_value(), Some((10, &1)));
+    assert_eq!(t.last_key_value(), Some((0x5_0000, &4)));
+    let mut wide = RawTree::<U64Ranged>::new();
+    wide.insert_span(Span::new(1 << 40, 5).unwrap(), 9).unwrap();
+    assert_eq!(wide.last_key_value(), Some(((1 << 40) + (1 << 40) - 1, &9)));
+    assert_eq!(wide.len(), 1 << 40);
+    assert_eq!(wide.spans().count(), 1);
+    wide.verify().unwrap();
+}
+
+#[test]
+fn get_span_mut_changes_the_whole_range() {
+    let mut t = Tree::new();
+    t.insert_span(Span::new(0, 1).unwrap(), 1).unwrap();
+    let (span, v) = t.get_span_mut(42).unwrap();
+    assert_eq!(span, Span::new(0, 1).unwrap());
+    *v = 3;
+    assert!(t.iter().all(|(_, &v)| v == 3));
+    assert_eq!(t.len(), 256);
+}
+
+#[test]
+fn leaf_values_are_copied_on_split_and_dropped_on_merge() {
+    let mut t = RawTree::<U32Strings>::new();
+    t.insert_span(Span::new(0, 1).unwrap(), "a".to_string())
+        .unwrap();
+    t.insert(9, "b".to_string());
+    t.verify().unwrap();
+    assert_eq!(t.get(8).map(String::as_str), Some("a"));
+    assert_eq!(t.get(9).map(String::as_str), Some("b"));
+    // Back to one value: the node merges, dropping 255 copies.
+    t.insert(9, "a".to_string());
+    t.verify().unwrap();
+    assert_eq!(t.stats().ranges, 0);
+    for k in 0..256 {
+        t.insert(k, "a".to_string());
+    }
+    let _ = t.insert(300, "c".to_string());
+    t.verify().unwrap();
+    let c = t.clone();
+    c.verify().unwrap();
+    assert!(c.iter().eq(t.iter()));
+    assert_eq!(c.stats().ranges, t.stats().ranges);
+    drop(t);
+    c.verify().unwrap();
+}
+
+#[test]
+fn varlen_values_range_as_their_bytes() {
+    let mut t = RawTree::<U32Bytes>::new();
+    let long = VarBytes::new(&[7; 40]).unwrap();
+    let short = VarBytes::new(&[1, 2]).unwrap();
+    for k in 0..512u32 {
+        t.insert(k, if k < 256 { &*long } else { &*short });
+    }
+    t.verify().unwrap();
+    assert_eq!(t.stats().ranges, 2);
+    assert_eq!(t.get(17), Some(&*long));
+    t.insert(17, &*short);
+    t.verify().unwrap();
+    assert_eq!(t.get(16), Some(&*long));
+    assert_eq!(t.get(17), Some(&*short));
+    assert_eq!(t.len(), 512);
+}
+
+#[test]
+fn too_many_keys_is_refused_and_changes_nothing() {
+    let mut t = RawTree::<U64Ranged>::new();
+    for i in 0..255u64 {
+        t.insert_span(Span::new(i << 56, 7).unwrap(), i).unwrap();
+    }
+    let before = t.len();
+    assert_eq!(
+        t.insert_span(Span::new(255 << 56, 7).unwrap(), 0),
+        Err(SpanError::TooManyKeys)
+    );
+    assert_eq!(t.len(), before);
+    t.verify().unwrap();
+}
+
+#[test]
+fn random_operations_match_a_key_by_key_model() {
+    let rounds = pick(60, 20, 3);
+    let steps = pick(400, 200, 40);
+    // Keys below 2^14 under Miri (levels 1 only), 2^18 otherwise.
+    let bits: u32 = pick(18, 18, 12);
+    let mut rng = SplitMix64(0x5EED_0001);
+    for _ in 0..rounds {
+        let mut t = Tree::new();
+        let mut model = BTreeMap::new();
+        for step in 0..steps {
+            let key = (rng.next() as u32) & ((1 << bits) - 1);
+            let value = rng.next() % 3;
+            match rng.next() % 10 {
+                0..=3 => {
+                    assert_eq!(t.insert(key, value), model.insert(key, value));
+                }
+                4..=5 => {
+                    assert_eq!(t.remove(key), model.remove(&key));
+                }
+                6..=7 => {
+                    let level = 1 + (rng.next() % u64::from((bits - 1) / 8).max(1)) as u32;
+                    let span = Span::containing(key, level).unwrap();
+                    let had = span.keys().filter(|k| model.contains_key(k)).count();
+                    assert_eq!(t.insert_span(span, value), Ok(had));
+                    model.extend(span.keys().map(|k| (k, value)));
+                }
+                _ => {
+                    assert_eq!(t.get(key), model.get(&key));
+                    if let Some((span, v)) = t.get_span(key) {
+                        assert!(span.contains(key));
+                        assert!(span.keys().all(|k| model.get(&k) == Some(v)));
+                    }
+                }
+            }
+            if step % pick(50, 50, 20) == 0 {
+                check(&t, &model);
+            }
+        }
+        check(&t, &model);
+    }
+}
