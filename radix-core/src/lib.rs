@@ -226,7 +226,9 @@ pub use iter::{
 pub use key::Key;
 pub use node::{Kind, MAX_CLASSES, SizeClasses};
 pub use radix_macros::{radix_set, radix_tree};
-pub use raw::{ClassStats, InputOf, OldOf, RawTree, Span, SpanError, Stats, ValueOf};
+pub use raw::{
+    ClassStats, InputOf, LastLevelNode, OldOf, RawTree, Span, SpanError, Stats, ValueOf,
+};
 
 /// Items the `radix_tree!` expansion refers to. Not public API.
 #[doc(hidden)]

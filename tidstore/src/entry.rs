@@ -254,6 +254,23 @@ impl BlockEntry {
     }
 }
 
+/// Two entries are equal when they hold the same offsets: entries are in
+/// their smallest form ([`BlockEntry::check`]), so that is the same header
+/// (the tree's tag bit aside) and the same words. The tree with ranges
+/// stores a run of blocks with equal entries as one range value.
+impl PartialEq for BlockEntry {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (&self.header, &other.header);
+        (a.flags & !radix_core::value::TAG_BIT) == (b.flags & !radix_core::value::TAG_BIT)
+            && a.nwords == b.nwords
+            && a.offsets == b.offsets
+            && self.words == other.words
+    }
+}
+
+impl Eq for BlockEntry {}
+
 /// An aligned scratch buffer in which an entry is encoded before the tree
 /// copies it. It starts uninitialised: `encode` writes the header and the
 /// words the entry uses, and nothing reads further (zeroing all 272 bytes

@@ -64,9 +64,10 @@
 //! ```
 //! use tidstore::{Tid, TidStore};
 //!
-//! // A toy table: 1,000 pages, every third tuple of each page dead, and
-//! // one index with an entry per tuple.
-//! let pages: Vec<Vec<u16>> = (0..1000).map(|_| (1..=60).step_by(3).collect()).collect();
+//! // A toy table: 1,000 pages, every third tuple of each page dead (from
+//! // the first, second or third, by page), and one index with an entry
+//! // per tuple.
+//! let pages: Vec<Vec<u16>> = (0..1000).map(|p| (1 + p % 3..=60).step_by(3).collect()).collect();
 //! let mut index: Vec<Tid> = (0..1000u32)
 //!     .flat_map(|block| (1..=60).map(move |offset| Tid::new(block, offset)))
 //!     .collect();
@@ -132,6 +133,7 @@
 extern crate alloc;
 
 mod array;
+mod bitmap;
 #[cfg(all(feature = "shm", target_os = "linux"))]
 mod concurrent;
 mod entry;
@@ -147,6 +149,7 @@ mod table;
 mod tid;
 
 pub use array::{ArrayError, DeadItemsArray, ItemPointer};
+pub use bitmap::{BitmapPage, PageOffsets, Pages, TidBitmap, TidBitmapError};
 #[cfg(all(feature = "shm", target_os = "linux"))]
 pub use concurrent::SharedConcurrentTidStore;
 pub use error::TidStoreError;

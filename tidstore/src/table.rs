@@ -15,12 +15,16 @@
 use crate::entry::BlockEntry;
 
 radix_core::radix_tree! {
-    /// Block number to the entry of its dead offsets.
+    /// Block number to the entry of its dead offsets. A run of blocks with
+    /// the same dead offsets (a bulk `DELETE`'s, or a table emptied of
+    /// every row) is stored as range values: each aligned block of 256
+    /// (65,536, ...) equal entries as one.
     pub(crate) struct BlockTable {
         key: u32,
         value: BlockEntry,
         layout: varlen,
         compression: none,
+        ranges: true,
     }
 }
 

@@ -60,7 +60,10 @@
 //! looked up key by key elsewhere.
 //!
 //! A walk that ends above the last level returns [`EMPTY_LAST_LEVEL`], a
-//! node with no entries, rather than `None` (see there).
+//! node with no entries, rather than `None` (see there). In a tree with
+//! range values, a walk that meets one returns its cell in place of a
+//! last-level node, and the search reads the range's value: keys under a
+//! range share its walk as keys of one node do.
 //! `benches/RESULTS.md` ("Lookups in batches") has the measurements behind
 //! each choice.
 
@@ -132,44 +135,44 @@ static EMPTY_LAST_LEVEL: EmptyNode = EmptyNode([0; EMPTY_WORDS]);
 /// Where a batch's walks start, read once per batch: the tree does not
 /// change while the batch borrows it, and the borrow (`'t`) says so: a
 /// `Descent` cannot outlive the `&RawTree` it was read from.
-struct Descent<'t, K> {
+struct Descent<'t, C: Config> {
     /// The root, or [`EMPTY_LAST_LEVEL`] for an empty tree (whose height
     /// is then taken as one level).
     root: NodePtr,
     root_shift: u32,
     /// The largest key under the root: a larger one is absent.
-    largest: K,
+    largest: C::Key,
     empty: NodePtr,
     _tree: PhantomData<&'t ()>,
 }
 
-impl<K: Key> Descent<'_, K> {
+impl<C: Config> Descent<'_, C> {
     /// The last-level node on `key`'s path, or [`EMPTY_LAST_LEVEL`] where
     /// the path ends above the last level. The step into the last level
     /// selects without a branch where the node above is a node256.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn last_level_or_empty<M: Memory>(&self, mem: &M, key: K) -> NodePtr {
+    fn last_level_or_empty(&self, mem: &C::Memory, key: C::Key) -> NodePtr {
         self.last_level_or_spare(mem, key, self.empty)
             .map_or(self.empty, |(node, _)| node)
     }
 }
 
-impl<K: Key> Descend<K> for Descent<'_, K> {
+impl<C: Config> Descend<C> for Descent<'_, C> {
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn last_level<M: Memory>(&self, mem: &M, key: K) -> Option<NodePtr> {
+    fn last_level(&self, mem: &C::Memory, key: C::Key) -> Option<NodePtr> {
         if key > self.largest {
             return None;
         }
         // SAFETY: the root (or the empty node256 for an empty tree, taken
         // as one level) at its shift, which `key` is not above.
-        unsafe { descend_to_last_level(mem, self.root, self.root_shift, key) }
+        unsafe { descend_to_last_level::<C>(mem, self.root, self.root_shift, key) }
     }
 
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn last_level_or_spare<M: Memory>(
+    fn last_level_or_spare(
         &self,
-        mem: &M,
-        key: K,
+        mem: &C::Memory,
+        key: C::Key,
         spare: NodePtr,
     ) -> Option<(NodePtr, bool)> {
         if key > self.largest {
@@ -179,7 +182,7 @@ impl<K: Key> Descend<K> for Descent<'_, K> {
             return Some((self.root, true));
         }
         // SAFETY: the root at its shift, which `key` is not above.
-        unsafe { last_level_or_spare_below(mem, self.root, self.root_shift, key, spare) }
+        unsafe { last_level_or_spare_below::<C>(mem, self.root, self.root_shift, key, spare) }
     }
 }
 
@@ -188,41 +191,47 @@ impl<K: Key> Descend<K> for Descent<'_, K> {
 /// dispatch and a search (for a node16, its run guess, vector compare
 /// and bit scan). Made only for a root above the last level, from a
 /// [`Descent`], whose borrow of the tree (`'t`) it keeps.
-struct RootTable<'t, K> {
+struct RootTable<'t, C: Config> {
     root_shift: u32,
     /// Keys above this are absent.
-    largest: K,
+    largest: C::Key,
     /// The root's child for each chunk, if it has one.
     children: [Option<NodePtr>; 256],
     _tree: PhantomData<&'t ()>,
 }
 
-impl<K: Key> RootTable<'_, K> {
+impl<C: Config> RootTable<'_, C> {
     /// The table's entry for `key`'s chunk (the root's child, if it has
     /// one); `None` for a key above the root.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn entry(&self, key: K) -> Option<Option<NodePtr>> {
+    fn entry(&self, key: C::Key) -> Option<Option<NodePtr>> {
         (key <= self.largest).then(|| self.children[usize::from(key.chunk(self.root_shift))])
     }
 }
 
-impl<K: Key> Descend<K> for RootTable<'_, K> {
+impl<C: Config> Descend<C> for RootTable<'_, C> {
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn last_level<M: Memory>(&self, mem: &M, key: K) -> Option<NodePtr> {
+    fn last_level(&self, mem: &C::Memory, key: C::Key) -> Option<NodePtr> {
         let child = self.entry(key).flatten()?;
+        if C::RANGES && child.is_lazy() {
+            return Some(child);
+        }
         // SAFETY: the root's child on `key`'s path, at the level below
         // the root.
-        unsafe { descend_to_last_level(mem, child, self.root_shift - SPAN, key) }
+        unsafe { descend_to_last_level::<C>(mem, child, self.root_shift - SPAN, key) }
     }
 
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn last_level_or_spare<M: Memory>(
+    fn last_level_or_spare(
         &self,
-        mem: &M,
-        key: K,
+        mem: &C::Memory,
+        key: C::Key,
         spare: NodePtr,
     ) -> Option<(NodePtr, bool)> {
         let child = self.entry(key)?;
+        if C::RANGES && child.is_some_and(NodePtr::is_lazy) {
+            return Some((child?, true));
+        }
         if self.root_shift == SPAN {
             // The table is the level above the last: select, as a node256
             // there does.
@@ -230,26 +239,30 @@ impl<K: Key> Descend<K> for RootTable<'_, K> {
         }
         // SAFETY: the root's child on `key`'s path, at the level below
         // the root, which is above the last level.
-        unsafe { last_level_or_spare_below(mem, child?, self.root_shift - SPAN, key, spare) }
+        unsafe { last_level_or_spare_below::<C>(mem, child?, self.root_shift - SPAN, key, spare) }
     }
 }
 
 /// Where a small tree's batch starts each walk: the root ([`Descent`]) or
 /// a copy of its children ([`RootTable`]).
-trait Descend<K> {
+///
+/// In a tree with ranges, a walk that meets a range value returns its cell
+/// where it would return a last-level node (with `true` where it says
+/// whether it found one): the search after it reads the range's value.
+trait Descend<C: Config> {
     /// The last-level node on `key`'s path, if the path gets there: the
     /// walk of [`RawTree::get`].
-    fn last_level<M: Memory>(&self, mem: &M, key: K) -> Option<NodePtr>;
+    fn last_level(&self, mem: &C::Memory, key: C::Key) -> Option<NodePtr>;
 
     /// The last-level node on `key`'s path and `true`, or `spare` and
     /// `false` where the path ends just above the last level; `None` where
     /// it ends higher. The step into the last level selects between the
     /// child and `spare` without a branch where the node above allows it
     /// (a node256 always does: its child is one load, null when absent).
-    fn last_level_or_spare<M: Memory>(
+    fn last_level_or_spare(
         &self,
-        mem: &M,
-        key: K,
+        mem: &C::Memory,
+        key: C::Key,
         spare: NodePtr,
     ) -> Option<(NodePtr, bool)>;
 }
@@ -258,26 +271,30 @@ trait Descend<K> {
 ///
 /// # Safety
 ///
-/// `node` is a live node at `shift > 0` of an uncompressed tree on `mem`
-/// whose chunks above `shift` agree with `key`'s.
+/// `node` is a live node at `shift > 0` of an uncompressed tree of
+/// configuration `C` on `mem` whose chunks above `shift` agree with
+/// `key`'s.
 #[cfg_attr(not(debug_assertions), inline(always))]
-unsafe fn last_level_or_spare_below<K: Key, M: Memory>(
-    mem: &M,
+unsafe fn last_level_or_spare_below<C: Config>(
+    mem: &C::Memory,
     mut node: NodePtr,
     mut shift: u32,
-    key: K,
+    key: C::Key,
     spare: NodePtr,
 ) -> Option<(NodePtr, bool)> {
     while shift > SPAN {
         // SAFETY: caller's contract: nodes reachable from `node` are live,
         // and above the last level their slots are child references.
         node = unsafe { find_child(mem, node, key.chunk(shift))? };
+        if C::RANGES && node.is_lazy() {
+            return Some((node, true));
+        }
         shift -= SPAN;
     }
     // SAFETY: as above.
     unsafe {
         dispatch!(node, K => {
-            let child = K::find_child::<M::Ref>(node.addr_as(K::KIND), key.chunk(SPAN));
+            let child = K::find_child::<RefOf<C>>(node.addr_as(K::KIND), key.chunk(SPAN));
             Some((child.map_or(spare, |child| resolve(mem, child)), child.is_some()))
         })
     }
@@ -349,7 +366,7 @@ impl<C: Config> RawTree<C> {
 
     /// Whether this configuration can batch at all: uncompressed, with
     /// slots of at most a word (what [`EMPTY_LAST_LEVEL`] holds).
-    const BATCHES: bool = C::COMPRESSION.is_none() && !C::RANGES && size_of::<SlotOf<C>>() <= 8;
+    const BATCHES: bool = C::COMPRESSION.is_none() && size_of::<SlotOf<C>>() <= 8;
 
     /// One [`get`](Self::get) per item.
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -371,7 +388,7 @@ impl<C: Config> RawTree<C> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn get_each_descending<const PREFETCH_SLOTS: bool, T>(
         &self,
-        start: &impl Descend<C::Key>,
+        start: &impl Descend<C>,
         items: &[T],
         key: impl Fn(&T) -> C::Key,
         mut found: impl FnMut(&T, Option<&ValueOf<C>>),
@@ -407,7 +424,10 @@ impl<C: Config> RawTree<C> {
             let key = key(item);
             let value = match descent.last_level_or_spare(&self.mem, key, descent.empty) {
                 Some((node, true)) => {
-                    spare = Some(node);
+                    // A spare is a last-level node, never a range's cell.
+                    if !(C::RANGES && node.is_lazy()) {
+                        spare = Some(node);
+                    }
                     self.value_in::<false>(node, key)
                 }
                 Some((_, false)) => {
@@ -441,7 +461,7 @@ impl<C: Config> RawTree<C> {
     #[inline(never)]
     fn get_each_tabled<T>(
         &self,
-        table: &RootTable<'_, C::Key>,
+        table: &RootTable<'_, C>,
         items: &[T],
         key: impl Fn(&T) -> C::Key,
         found: impl FnMut(&T, Option<&ValueOf<C>>),
@@ -456,7 +476,7 @@ impl<C: Config> RawTree<C> {
     #[inline(never)]
     fn get_each_selecting<T>(
         &self,
-        start: &impl Descend<C::Key>,
+        start: &impl Descend<C>,
         spare: NodePtr,
         items: &[T],
         key: impl Fn(&T) -> C::Key,
@@ -468,6 +488,10 @@ impl<C: Config> RawTree<C> {
                 found(item, None);
                 continue;
             };
+            if C::RANGES && node.is_lazy() {
+                found(item, self.value_in::<false>(node, key));
+                continue;
+            }
             // SAFETY: `node` is `spare` or the last-level node on `key`'s
             // path, both found by walks of this tree during the current
             // borrow of `self`, so live last-level nodes.
@@ -540,11 +564,11 @@ impl<C: Config> RawTree<C> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn finger<const PREFETCH: bool>(
         &self,
-        descent: &Descent<'_, C::Key>,
+        descent: &Descent<'_, C>,
         key: C::Key,
     ) -> Finger<C::Key> {
         let node = descent.last_level_or_empty(&self.mem, key);
-        if PREFETCH {
+        if PREFETCH && !(C::RANGES && node.is_lazy()) {
             dispatch!(node, K => {
                 K::prefetch_lookup::<SlotOf<C>>(node.addr_as(K::KIND), key.chunk(0));
             });
@@ -560,7 +584,7 @@ impl<C: Config> RawTree<C> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn walk<const PREFETCH: bool>(
         &self,
-        descent: &Descent<'_, C::Key>,
+        descent: &Descent<'_, C>,
         finger: &mut Finger<C::Key>,
         key: C::Key,
     ) -> NodePtr {
@@ -571,7 +595,7 @@ impl<C: Config> RawTree<C> {
     }
 
     /// The root's children as a table, for a root above the last level.
-    fn root_table<'t>(&'t self, descent: &Descent<'t, C::Key>) -> Option<RootTable<'t, C::Key>> {
+    fn root_table<'t>(&'t self, descent: &Descent<'t, C>) -> Option<RootTable<'t, C>> {
         if descent.root_shift == 0 {
             return None;
         }
@@ -593,7 +617,7 @@ impl<C: Config> RawTree<C> {
     }
 
     /// What every walk of a batch starts from.
-    fn descent(&self) -> Descent<'_, C::Key> {
+    fn descent(&self) -> Descent<'_, C> {
         let empty = NodePtr::new(NonNull::from(&EMPTY_LAST_LEVEL).cast(), Kind::N256);
         let root_shift = self.root.map_or(0, |_| self.root_shift);
         Descent {
@@ -614,6 +638,13 @@ impl<C: Config> RawTree<C> {
         node: NodePtr,
         key: C::Key,
     ) -> Option<&ValueOf<C>> {
+        if C::RANGES && node.is_lazy() {
+            // SAFETY: a range cell a walk of this tree met during the
+            // current borrow: live, its slot with it.
+            return Some(unsafe {
+                LayoutOf::<C>::get(crate::node::lazy::slot::<SlotOf<C>>(node.addr()), &self.mem)
+            });
+        }
         // `node` is [`EMPTY_LAST_LEVEL`], a node256 with no entries whose
         // every slot of at most a word (`Self::BATCHES`) is null, or a
         // node a walk of this tree found during the current borrow.
@@ -682,7 +713,7 @@ mod tests {
 
     fn check_small_modes(
         map: &RadixMap<u64, u64>,
-        start: &impl Descend<u64>,
+        start: &impl Descend<crate::collections::DefaultConfig<u64, u64>>,
         keys: &[u64],
         expected: &[Option<u64>],
     ) {

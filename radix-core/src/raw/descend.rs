@@ -87,18 +87,20 @@ pub(crate) unsafe fn find_child<M: Memory>(mem: &M, node: NodePtr, chunk: u8) ->
 }
 
 /// The last-level node on `key`'s path from `node`, if the path gets
-/// there.
+/// there; in a tree with ranges, the range cell the path meets instead, if
+/// it meets one (a lazy-tagged pointer, which the caller tells apart).
 ///
 /// # Safety
 ///
-/// `node` is a live node at `shift` of an uncompressed tree on `mem`
-/// whose chunks above `shift` agree with `key`'s.
+/// `node` is a live node at `shift` of an uncompressed tree of
+/// configuration `C` on `mem` whose chunks above `shift` agree with
+/// `key`'s.
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) unsafe fn descend_to_last_level<K: Key, M: Memory>(
-    mem: &M,
+pub(crate) unsafe fn descend_to_last_level<C: Config>(
+    mem: &C::Memory,
     mut node: NodePtr,
     mut shift: u32,
-    key: K,
+    key: C::Key,
 ) -> Option<NodePtr> {
     if shift > 0 {
         while shift > SPAN {
@@ -106,6 +108,9 @@ pub(crate) unsafe fn descend_to_last_level<K: Key, M: Memory>(
             // live, and above the last level their slots are child
             // references.
             node = unsafe { find_child(mem, node, key.chunk(shift))? };
+            if C::RANGES && node.is_lazy() {
+                return Some(node);
+            }
             shift -= SPAN;
         }
         // SAFETY: as above.
@@ -273,7 +278,7 @@ impl<C: Config> RawTree<C> {
         }
         // SAFETY: `node` is the root, at the root's shift, and `key` is
         // not above it.
-        unsafe { descend_to_last_level(&self.mem, node, self.root_shift, key) }
+        unsafe { descend_to_last_level::<C>(&self.mem, node, self.root_shift, key) }
     }
 
     /// The value for `key`.

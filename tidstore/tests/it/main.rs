@@ -5,6 +5,7 @@
 //! - [`model`], [`set_ops`]: properties against `BTreeSet<(u32, u16)>`, of
 //!   single stores and of set operations on whole stores;
 //! - [`batch`]: `is_member_each` against `is_member`;
+//! - [`block_ranges`]: runs of equal blocks stored as range values;
 //! - [`auto_traits`]: `Send` and `Sync` of every public type;
 //! - [`serde`] (with the `serde` feature): the serialised forms.
 //!
@@ -16,6 +17,7 @@ mod common;
 
 mod auto_traits;
 mod batch;
+mod block_ranges;
 mod model;
 mod postgres;
 #[cfg(feature = "serde")]

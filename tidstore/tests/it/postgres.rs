@@ -60,10 +60,11 @@ fn header_embedded_entries_cost_no_allocation() {
         check(&ts, &model);
         // Inline entries allocate nothing: the store holds only node slab
         // blocks (one per size class the tree has used), exactly as much as
-        // a store of one offset per block.
+        // a store of one offset per block. (Neighbours' offsets differ, so
+        // that no run of equal entries becomes a range.)
         let mut single = TidStore::new(64 << 20);
         for b in 0..1000u32 {
-            single.set_block_offsets(b, &[1]).unwrap();
+            single.set_block_offsets(b, &[1 + (b % 2) as u16]).unwrap();
         }
         assert_eq!(ts.memory_usage(), single.memory_usage(), "{name}");
         assert!(
@@ -178,11 +179,14 @@ fn replacement_chain_up_and_down() {
 fn memory_limit_is_reported_once_passed() {
     for max in [1usize << 20, 4 << 20] {
         for mut ts in [TidStore::new(max), TidStore::insert_only(max)] {
-            let offs: Vec<u16> = (1..=300).step_by(3).collect(); // a bitmap entry
+            // A bitmap entry, different on neighbouring blocks (equal
+            // ones would merge into ranges and never fill the store).
+            let offs =
+                |block: u32| -> Vec<u16> { (1 + (block % 2) as u16..=300).step_by(3).collect() };
             let mut block = 0u32;
             while !ts.is_full() {
                 assert!(ts.memory_usage() <= max);
-                ts.set_block_offsets(block, &offs).unwrap();
+                ts.set_block_offsets(block, &offs(block)).unwrap();
                 block += 1;
                 assert!(block < 10_000_000, "never became full");
             }

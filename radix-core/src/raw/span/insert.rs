@@ -82,8 +82,10 @@ where
     }
 
     /// [`insert_span`](Self::insert_span), first showing `old` every value
-    /// it replaces, with the span it was stored for (a key, or a narrower
-    /// or equal range); a wider range that absorbs the span is shown too.
+    /// it replaces with the keys that had it: a key, or a narrower or equal
+    /// range, each with the span it was stored for. A wider range of the
+    /// same value, which absorbs the span, is shown with `span` itself:
+    /// its keys had that value.
     /// `old` runs before the tree changes, so a panic in it changes
     /// nothing.
     ///
@@ -165,7 +167,15 @@ where
                 let chunk = start.chunk(shift);
                 let child = find_slot::<RefOf<C>>(node, chunk);
                 if shift == at {
-                    break self.replace_slot(loc, node, child, span, slot_value, old);
+                    break Self::replace_slot(
+                        &mut self.mem,
+                        loc,
+                        node,
+                        child,
+                        span,
+                        slot_value,
+                        old,
+                    );
                 }
                 let Some(child) = child else {
                     let cell = Self::new_cell(&mut self.mem, start, slot_value);
@@ -180,7 +190,7 @@ where
                     let held = LayoutOf::<C>::get(range, &self.mem);
                     let new = LayoutOf::<C>::get(NonNull::from(&slot_value), &self.mem);
                     if C::same_value(held, new) {
-                        old(Span::of_slot(start, shift), held);
+                        old(span, held);
                         drop(LayoutOf::<C>::take(slot_value, &mut self.mem));
                         return span_keys;
                     }
@@ -222,7 +232,9 @@ impl<C: Config> RawTree<C> {
             // SAFETY: `loc` holds the live last-level node of `prefix`.
             let old =
                 unsafe { Self::insert_at_leaf(&mut self.mem, loc, key, slot_value, on_replace)? };
-            return Ok(self.after_leaf_insert(key, loc, old));
+            // SAFETY: as above; read before `self` is borrowed again.
+            let count = unsafe { Self::count_at(&self.mem, loc) };
+            return Ok(self.after_leaf_insert(key, count, old));
         }
         if self.root.is_none() {
             return self.insert_first(key, slot_value);
@@ -267,7 +279,10 @@ impl<C: Config> RawTree<C> {
         }
         // SAFETY: `loc` holds the key's live last-level node.
         let old = unsafe { Self::insert_at_leaf(&mut self.mem, loc, key, slot_value, on_replace)? };
-        let old = self.after_leaf_insert(key, loc, old);
+        // SAFETY: as above; `loc` may be the root field, so it is read
+        // before `self` is borrowed again.
+        let count = unsafe { Self::count_at(&self.mem, loc) };
+        let old = self.after_leaf_insert(key, count, old);
         if split {
             // As after a removal's split: a root raised for a range may
             // now hold only its node at chunk 0.
@@ -276,20 +291,24 @@ impl<C: Config> RawTree<C> {
         Ok(old)
     }
 
+    /// The entry count of the node held at `loc`.
+    ///
+    /// # Safety
+    ///
+    /// `loc` holds a live node of a tree on `mem`.
+    unsafe fn count_at(mem: &C::Memory, loc: NonNull<RefOf<C>>) -> usize {
+        // SAFETY: the caller's contract.
+        unsafe { node::count(follow::<C>(mem, loc.read()).addr()) }
+    }
+
     /// Counts an added key and merges a last-level node it filled with one
-    /// value; passes a replaced value's `Old` through.
-    fn after_leaf_insert(
-        &mut self,
-        key: C::Key,
-        loc: NonNull<RefOf<C>>,
-        old: Option<OldOf<C>>,
-    ) -> OldOf<C> {
+    /// value (the node now holds `count` keys); passes a replaced value's
+    /// `Old` through.
+    fn after_leaf_insert(&mut self, key: C::Key, count: usize, old: Option<OldOf<C>>) -> OldOf<C> {
         if let Some(old) = old {
             return old;
         }
         self.len += 1;
-        // SAFETY: `loc` holds the live last-level node the key went into.
-        let count = unsafe { node::count(follow::<C>(&self.mem, loc.read()).addr()) };
         if count == 256 {
             self.merge_path(key, 0);
         }
@@ -483,7 +502,7 @@ impl<C: Config> RawTree<C> {
     /// `loc` holds `node`, a live inner node of this tree on the span's
     /// path; `child` is its slot for the span's chunk, if it has one.
     unsafe fn replace_slot(
-        &mut self,
+        mem: &mut C::Memory,
         loc: NonNull<RefOf<C>>,
         node: NodePtr,
         child: Option<NonNull<RefOf<C>>>,
@@ -496,24 +515,24 @@ impl<C: Config> RawTree<C> {
         // SAFETY: the caller's contract.
         unsafe {
             let Some(child) = child else {
-                let cell = Self::new_cell(&mut self.mem, start, slot_value);
-                let cell = Self::cell_ref(&self.mem, cell);
-                Self::add_child(&mut self.mem, loc, node, start.chunk(at), cell, at);
+                let cell = Self::new_cell(mem, start, slot_value);
+                let cell = Self::cell_ref(mem, cell);
+                Self::add_child(mem, loc, node, start.chunk(at), cell, at);
                 return 0;
             };
-            let target = follow::<C>(&self.mem, child.read());
+            let target = follow::<C>(mem, child.read());
             if target.is_lazy() {
                 let range = lazy::slot::<SlotOf<C>>(target.addr());
-                old(span, LayoutOf::<C>::get(range, &self.mem));
+                old(span, LayoutOf::<C>::get(range, mem));
                 let previous = range.read();
                 range.write(slot_value);
-                drop(LayoutOf::<C>::take(previous, &mut self.mem));
+                drop(LayoutOf::<C>::take(previous, mem));
                 return keys_below(at - SPAN).expect("checked by the caller");
             }
             // Shown and counted first; then the range is linked, and only
             // then is the subtree freed.
             let mut count = 0;
-            walk_nodes::<C, _>(&mut &self.mem, target, at - SPAN, |mem, visit| {
+            walk_nodes::<C, _>(&mut &*mem, target, at - SPAN, |mem, visit| {
                 let (node, shift) = (visit.node, visit.shift);
                 if node.is_lazy() {
                     let slot = lazy::slot::<SlotOf<C>>(node.addr());
@@ -532,9 +551,9 @@ impl<C: Config> RawTree<C> {
                     }
                 }
             });
-            let cell = Self::new_cell(&mut self.mem, start, slot_value);
-            child.write(Self::cell_ref(&self.mem, cell));
-            self.free_subtree(target, at - SPAN);
+            let cell = Self::new_cell(mem, start, slot_value);
+            child.write(Self::cell_ref(mem, cell));
+            Self::free_subtree(mem, target, at - SPAN);
             count
         }
     }
@@ -561,10 +580,9 @@ impl<C: Config> RawTree<C> {
     ///
     /// # Safety
     ///
-    /// `node` is a live node of this tree's memory that nothing refers to
-    /// any more.
-    unsafe fn free_subtree(&mut self, node: NodePtr, shift: u32) {
-        let mem = &mut self.mem;
+    /// `node` is a live node of a tree on `mem` that nothing refers to any
+    /// more.
+    unsafe fn free_subtree(mem: &mut C::Memory, node: NodePtr, shift: u32) {
         let mut drops = DropsAll::new();
         let mut stack = [(node, 0u16, shift); MAX_LEVELS];
         let mut depth = 1;

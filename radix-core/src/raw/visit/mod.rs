@@ -10,8 +10,11 @@ use crate::ptr::NodePtr;
 
 use super::{MAX_LEVELS, entry_at, flagged, node_key, node_shift, resolve, unflagged};
 
+mod last_level;
 pub(crate) mod stats;
 mod verify;
+
+pub use last_level::LastLevelNode;
 
 /// One node or lazy leaf met by [`walk_nodes`].
 #[derive(Clone, Copy)]

@@ -1,0 +1,197 @@
+//! Walking a [`TidBitmap`] in block order, as a bitmap heap scan does:
+//! each page once, with its exact offsets or the mark that it is lossy.
+
+use core::fmt;
+use core::iter::FusedIterator;
+
+use radix_core::{Span, Spans};
+
+use super::page::{PageEntry, PageOffsets};
+use super::{PageTable, PageTableConfig, TidBitmap};
+
+/// One page of a [`TidBitmap`], as its walk yields it.
+#[derive(Clone, Copy)]
+pub struct BitmapPage<'a> {
+    block: u32,
+    pub(super) entry: &'a PageEntry,
+}
+
+impl<'a> BitmapPage<'a> {
+    /// The page's block number.
+    pub fn block(&self) -> u32 {
+        self.block
+    }
+
+    /// Whether the page is lossy: every tuple on it must be checked.
+    pub fn is_lossy(&self) -> bool {
+        self.entry.is_lossy()
+    }
+
+    /// Whether the page's tuples must be rechecked against the query:
+    /// always for a lossy page, and for an exact one that an index scan
+    /// added with `recheck` (or that a lossy page's intersection left).
+    pub fn recheck(&self) -> bool {
+        self.entry.recheck()
+    }
+
+    /// The matching offsets in ascending order; `None` for a lossy page.
+    pub fn offsets(&self) -> Option<PageOffsets<'a>> {
+        PageOffsets::of(self.entry)
+    }
+}
+
+impl fmt::Debug for BitmapPage<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("BitmapPage");
+        d.field("block", &self.block);
+        match self.offsets() {
+            Some(offsets) => d.field("offsets", &offsets.collect::<alloc::vec::Vec<_>>()),
+            None => d.field("lossy", &true),
+        };
+        d.field("recheck", &self.recheck()).finish()
+    }
+}
+
+/// The pages of a [`TidBitmap`] in ascending block order, each once. Made
+/// by [`TidBitmap::iter`] and [`TidBitmap::iter_from`]. No sort step: the
+/// tree is walked in key order.
+#[derive(Clone)]
+pub struct Pages<'a> {
+    source: Source<'a>,
+    /// The entry being walked and the blocks of it not produced yet.
+    run: Option<Run<'a>>,
+}
+
+#[derive(Clone)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a walk lives on the stack; boxing the tree's walk would allocate per walk"
+)]
+enum Source<'a> {
+    Single(Option<(u32, &'a PageEntry)>),
+    Tree(&'a PageTable, Spans<'a, PageTableConfig>),
+}
+
+/// Blocks `next..=last` of one entry (a page, a run of equal pages, or a
+/// lossy range).
+#[derive(Clone, Copy)]
+struct Run<'a> {
+    next: u32,
+    last: u32,
+    done: bool,
+    entry: &'a PageEntry,
+    /// A lossy chunk's span (its parts are fractions of it).
+    chunk: Option<Span<u32>>,
+}
+
+impl<'a> Iterator for Pages<'a> {
+    type Item = BitmapPage<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<BitmapPage<'a>> {
+        loop {
+            if let Some(run) = &mut self.run
+                && let Some(block) = run.take()
+            {
+                return Some(BitmapPage {
+                    block,
+                    entry: run.entry,
+                });
+            }
+            self.run = None;
+            match &mut self.source {
+                Source::Single(only) => {
+                    let (block, entry) = only.take()?;
+                    return Some(BitmapPage { block, entry });
+                }
+                Source::Tree(tree, spans) => {
+                    let (blocks, entry) = spans.next()?;
+                    // A chunk's span, for its parts: the walk may have
+                    // clipped the range to its start.
+                    let chunk = entry
+                        .parts()
+                        .and_then(|_| tree.get_span(*blocks.start()))
+                        .map(|(span, _)| span);
+                    self.run = Some(Run {
+                        next: *blocks.start(),
+                        last: *blocks.end(),
+                        done: false,
+                        entry,
+                        chunk,
+                    });
+                }
+            }
+        }
+    }
+}
+
+impl FusedIterator for Pages<'_> {}
+
+impl Run<'_> {
+    /// The next block of the run: every block, or in a lossy chunk those
+    /// of its lossy parts.
+    #[inline]
+    fn take(&mut self) -> Option<u32> {
+        if self.done {
+            return None;
+        }
+        if let (Some(span), Some(parts)) = (self.chunk, self.entry.parts()) {
+            let part_pages = span.key_count() / 256;
+            loop {
+                let part = (u128::from(self.next - span.start()) / part_pages) as usize;
+                if parts[part / 64] & (1 << (part % 64)) != 0 {
+                    break;
+                }
+                // Skip the rest of a part that is not lossy.
+                let next_part = u128::from(span.start()) + (part as u128 + 1) * part_pages;
+                if next_part > u128::from(self.last) {
+                    self.done = true;
+                    return None;
+                }
+                self.next = next_part as u32;
+            }
+        }
+        let block = self.next;
+        if block == self.last {
+            self.done = true;
+        } else {
+            self.next += 1;
+        }
+        Some(block)
+    }
+}
+
+impl fmt::Debug for Pages<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.clone()).finish()
+    }
+}
+
+impl TidBitmap {
+    /// The pages in ascending block order.
+    pub fn iter(&self) -> Pages<'_> {
+        self.iter_from(0)
+    }
+
+    /// The pages from `block` on, in ascending block order: where a
+    /// parallel scan resumes, or where one worker's share starts.
+    pub fn iter_from(&self, block: u32) -> Pages<'_> {
+        let source = match (&self.tree, &self.single) {
+            (Some(tree), _) => Source::Tree(tree, tree.spans_range(block..)),
+            (None, Some((only, entry))) => {
+                Source::Single((*only >= block).then_some((*only, entry)))
+            }
+            (None, None) => Source::Single(None),
+        };
+        Pages { source, run: None }
+    }
+}
+
+impl<'a> IntoIterator for &'a TidBitmap {
+    type Item = BitmapPage<'a>;
+    type IntoIter = Pages<'a>;
+
+    fn into_iter(self) -> Pages<'a> {
+        self.iter()
+    }
+}

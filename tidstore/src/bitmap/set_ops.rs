@@ -1,0 +1,153 @@
+//! BitmapOr and BitmapAnd: [`TidBitmap::union_with`] and
+//! [`TidBitmap::intersect_with`], page by page, with PostgreSQL's meaning:
+//!
+//! | ours | theirs | union | intersection |
+//! |---|---|---|---|
+//! | exact | absent | ours | dropped |
+//! | exact | exact | the OR of the bits | the AND of the bits (dropped if empty) |
+//! | exact | lossy | lossy | ours, to recheck |
+//! | lossy | exact | lossy | theirs, to recheck |
+//! | lossy | lossy | lossy | lossy |
+//!
+//! and exact results keep a recheck flag either side had. A union walks the
+//! other bitmap and adds its pages to this one: a run of lossy pages goes
+//! in as whole lossy ranges, the rest page by page, keeping to the budget
+//! as adds do. An intersection walks this bitmap in block order, looks
+//! each page up in the other, and builds the result into a new bitmap,
+//! which then replaces this one: nothing is deleted under a walk (the bug
+//! a proof of concept of PostgreSQL's met), and the result is built in key
+//! order, so each insert finds its node from the last one.
+
+use super::page::PageEntry;
+use super::{Adding, TidBitmap};
+
+/// A page's state in a bitmap, for an intersection.
+pub(super) enum Page<'a> {
+    Exact(&'a PageEntry),
+    Lossy,
+}
+
+impl TidBitmap {
+    /// Adds every TID of `other` (BitmapOr), keeping to this bitmap's
+    /// budget.
+    ///
+    /// ```
+    /// use tidstore::TidBitmap;
+    ///
+    /// let mut a = TidBitmap::unlimited();
+    /// a.add_tids(1, &[1, 2], false)?;
+    /// a.add_tids(2, &[5], false)?;
+    /// let mut b = TidBitmap::unlimited();
+    /// b.add_tids(1, &[3], true)?;
+    /// b.add_page(2);
+    /// a.union_with(&b);
+    /// let pages: Vec<_> = a.iter().map(|p| (p.block(), p.is_lossy(), p.recheck())).collect();
+    /// assert_eq!(pages, [(1, false, true), (2, true, true)]);
+    /// assert_eq!(a.iter().next().unwrap().offsets().unwrap().collect::<Vec<_>>(), [1, 2, 3]);
+    /// # Ok::<(), tidstore::TidBitmapError>(())
+    /// ```
+    pub fn union_with(&mut self, other: &TidBitmap) {
+        if let Some((block, entry)) = &other.single {
+            self.union_page(*block, entry);
+            return;
+        }
+        let Some(tree) = &other.tree else { return };
+        for (blocks, entry) in tree.spans() {
+            match entry {
+                PageEntry::LossyPage => self.add_pages(blocks),
+                PageEntry::LossyChunk(_) => {
+                    for page in other.iter_from(*blocks.start()) {
+                        if page.block() > *blocks.end() {
+                            break;
+                        }
+                        self.add_lossy(page.block());
+                        self.keep_to_budget();
+                    }
+                }
+                _ => {
+                    for block in blocks {
+                        self.union_page(block, entry);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Adds one page of another bitmap.
+    fn union_page(&mut self, block: u32, entry: &PageEntry) {
+        if entry.is_lossy() {
+            self.add_lossy(block);
+        } else {
+            self.add_exact(block, Adding::Entry(entry));
+        }
+        self.keep_to_budget();
+    }
+
+    /// Keeps only the TIDs that are also in `other` (BitmapAnd), with
+    /// PostgreSQL's meaning for lossy pages (see the module table).
+    ///
+    /// ```
+    /// use tidstore::TidBitmap;
+    ///
+    /// let mut a = TidBitmap::unlimited();
+    /// a.add_tids(1, &[1, 2, 3], false)?;
+    /// a.add_tids(2, &[4], false)?;
+    /// a.add_tids(3, &[9], false)?;
+    /// let mut b = TidBitmap::unlimited();
+    /// b.add_tids(1, &[2, 3, 4], false)?;
+    /// b.add_page(2);
+    /// a.intersect_with(&b);
+    /// let pages: Vec<_> = a
+    ///     .iter()
+    ///     .map(|p| (p.block(), p.offsets().unwrap().collect::<Vec<_>>(), p.recheck()))
+    ///     .collect();
+    /// assert_eq!(pages, [(1, vec![2, 3], false), (2, vec![4], true)]);
+    /// # Ok::<(), tidstore::TidBitmapError>(())
+    /// ```
+    pub fn intersect_with(&mut self, other: &TidBitmap) {
+        let mut result = TidBitmap::with_budget(self.max_bytes);
+        for page in self.iter() {
+            let block = page.block();
+            let Some(theirs) = other.page(block) else {
+                continue;
+            };
+            let ours = if page.is_lossy() {
+                Page::Lossy
+            } else {
+                Page::Exact(page.entry)
+            };
+            match (ours, theirs) {
+                (Page::Lossy, Page::Lossy) => result.add_lossy(block),
+                (Page::Lossy, Page::Exact(entry)) | (Page::Exact(entry), Page::Lossy) => {
+                    result.add_exact(block, Adding::Entry(&entry.with_recheck()));
+                }
+                (Page::Exact(a), Page::Exact(b)) => {
+                    let words = a.words().combine(&b.words(), |a, b| a & b);
+                    if let Some(entry) = PageEntry::exact(words, a.recheck() || b.recheck()) {
+                        result.add_exact(block, Adding::Entry(&entry));
+                    }
+                }
+            }
+            result.keep_to_budget();
+        }
+        *self = result;
+    }
+
+    /// `block`'s page, if the bitmap has it.
+    pub(super) fn page(&self, block: u32) -> Option<Page<'_>> {
+        let (span, entry) = match (&self.tree, &self.single) {
+            (Some(tree), _) => tree.get_span(block)?,
+            (None, Some((only, entry))) if *only == block => (radix_core::Span::key(block), entry),
+            (None, _) => return None,
+        };
+        if let Some(parts) = entry.parts() {
+            let part = (u128::from(block - span.start()) * 256 / span.key_count()) as usize;
+            return (parts[part / 64] & (1 << (part % 64)) != 0).then_some(Page::Lossy);
+        }
+        Some(if entry.is_lossy() {
+            Page::Lossy
+        } else {
+            Page::Exact(entry)
+        })
+    }
+}
