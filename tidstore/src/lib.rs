@@ -151,6 +151,8 @@ mod tid;
 pub use array::{ArrayError, DeadItemsArray, ItemPointer};
 pub use bitmap::{BitmapPage, PageOffsets, Pages, TidBitmap, TidBitmapError};
 #[cfg(all(feature = "shm", target_os = "linux"))]
+pub use bitmap::{SharedPages, SharedTidBitmap, SharedWalk};
+#[cfg(all(feature = "shm", target_os = "linux"))]
 pub use concurrent::SharedConcurrentTidStore;
 pub use error::TidStoreError;
 pub use ordered::OrderedLookup;

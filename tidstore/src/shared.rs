@@ -338,8 +338,9 @@ impl fmt::Debug for SharedTidStoreWriter<'_> {
 }
 
 /// What a worker needs to attach to a [`SharedTidStore`] (or a
-/// [`SharedConcurrentTidStore`](crate::SharedConcurrentTidStore)): the area's
-/// handle and the tree's, printed as `<area>/<tree>`.
+/// [`SharedConcurrentTidStore`](crate::SharedConcurrentTidStore), or a
+/// [`SharedTidBitmap`](crate::SharedTidBitmap)): the area's handle and the
+/// tree's, printed as `<area>/<tree>`.
 ///
 /// ```
 /// use tidstore::SharedTidStoreHandle;

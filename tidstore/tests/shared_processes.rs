@@ -1,6 +1,7 @@
 //! The shared TID store across real processes: PostgreSQL's TID store
 //! cases written by the parent and read in children, children reading while
-//! the parent fills the store, and a writer killed holding the lock.
+//! the parent fills the store, and a writer killed holding the lock; and a
+//! shared TID bitmap walked by three worker processes at once.
 //!
 //! Its own harness (`harness = false`), radix-core's
 //! `tests/processes/mod.rs`, shared with radix-core's cross-process suite:
@@ -17,8 +18,11 @@ use std::time::{Duration, Instant};
 use common::check;
 use processes::{first_line, spawn, wait};
 
-use radix_core::shm::ShmError;
-use tidstore::{MAX_OFFSET, SharedTidStore, SharedTidStoreHandle, Tid, TidStoreError};
+use radix_core::shm::{Area, AreaOptions, ShmError};
+use tidstore::{
+    MAX_OFFSET, SharedTidBitmap, SharedTidStore, SharedTidStoreHandle, Tid, TidBitmap,
+    TidStoreError,
+};
 
 const BUDGET: usize = 64 << 20;
 
@@ -89,6 +93,27 @@ fn fill_offsets(b: u32) -> Vec<u16> {
 
 fn child(role: &str, args: &[String]) -> ExitCode {
     let handle: SharedTidStoreHandle = args[0].parse().unwrap();
+    if role == "bitmap-walker" {
+        // A worker of a parallel bitmap heap scan: its share of the pages,
+        // one line each.
+        let bitmap = SharedTidBitmap::attach(&handle).unwrap();
+        let walk = bitmap.walk();
+        for page in walk.pages() {
+            let offsets: Vec<String> = page
+                .offsets()
+                .map(|o| o.map(|o| o.to_string()).collect())
+                .unwrap_or_default();
+            println!(
+                "{} {} {} {}",
+                page.block(),
+                page.is_lossy(),
+                page.recheck(),
+                offsets.join(",")
+            );
+        }
+        println!("done");
+        return ExitCode::SUCCESS;
+    }
     let store = SharedTidStore::attach(&handle).unwrap();
     match role {
         "postgres" => {
@@ -227,6 +252,93 @@ fn a_killed_writer_poisons_the_store() {
     assert!(store.destroy().is_err(), "a poisoned store is not walked");
 }
 
+/// The pages of a bitmap as the walkers print them.
+fn page_lines(bitmap: &TidBitmap) -> Vec<String> {
+    bitmap
+        .iter()
+        .map(|page| {
+            let offsets: Vec<String> = page
+                .offsets()
+                .map(|o| o.map(|o| o.to_string()).collect())
+                .unwrap_or_default();
+            format!(
+                "{} {} {} {}",
+                page.block(),
+                page.is_lossy(),
+                page.recheck(),
+                offsets.join(",")
+            )
+        })
+        .collect()
+}
+
+fn three_workers_walk_a_shared_bitmap_each_page_once() {
+    // Exact pages (some to recheck, some past offset 112), lossy chunks
+    // the budget made, and a lossy run.
+    let mut bitmap = TidBitmap::new(TidBitmap::MIN_BUDGET * 2).unwrap();
+    let pages: u32 = test_depth::pick(40_000, 12_000, 12_000);
+    for block in 0..pages {
+        let offsets = [1 + (block % 7) as u16, 100 + (block % 50) as u16];
+        bitmap.add_tids(block, &offsets, block % 11 == 0).unwrap();
+    }
+    bitmap.add_tids(pages + 5, &[300, 2048], false).unwrap();
+    bitmap.add_pages(pages + 1000..pages + 3000);
+    assert!(
+        bitmap.lossy_pages() > 2000 && bitmap.exact_pages() > 1000,
+        "{bitmap:?}"
+    );
+    let area = Area::create(AreaOptions::default().max_trees(1)).unwrap();
+    let shared = SharedTidBitmap::create_in(&area, &bitmap).unwrap();
+    let handle = shared.handle().to_string();
+    let mut workers: Vec<Child> = (0..3)
+        .map(|_| spawn("bitmap-walker", std::slice::from_ref(&handle)))
+        .collect();
+    // Each walker prints a line per page, more than a pipe holds: read
+    // their output while they run.
+    let readers: Vec<_> = workers
+        .iter_mut()
+        .map(|w| {
+            let mut stdout = w.stdout.take().expect("piped stdout");
+            std::thread::spawn(move || {
+                let mut out = String::new();
+                std::io::Read::read_to_string(&mut stdout, &mut out).map(|_| out)
+            })
+        })
+        .collect();
+    let start = Instant::now();
+    for worker in &mut workers {
+        while worker.try_wait().expect("waiting").is_none() {
+            if start.elapsed() > Duration::from_secs(60) {
+                let _ = worker.kill();
+                panic!("walker {} did not finish within 60 s", worker.id());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(worker.wait().unwrap().success(), "a walker failed");
+    }
+    let mut seen = Vec::new();
+    let mut shares = Vec::new();
+    for reader in readers {
+        let out = reader.join().unwrap().expect("a walker's output");
+        assert!(out.trim_end().ends_with("done"), "a walker stopped early");
+        let lines: Vec<String> = out
+            .lines()
+            .filter(|l| *l != "done")
+            .map(String::from)
+            .collect();
+        shares.push(lines.len());
+        seen.extend(lines);
+    }
+    seen.sort();
+    let mut want = page_lines(&bitmap);
+    want.sort();
+    assert_eq!(seen.len(), want.len(), "every page once: shares {shares:?}");
+    assert_eq!(seen, want);
+    println!("    {} pages, walked as {shares:?}", want.len());
+    shared.destroy().unwrap();
+    area.destroy().unwrap();
+}
+
 fn main() -> ExitCode {
     if let Some((role, args)) = processes::child_role() {
         return child(&role, &args);
@@ -243,6 +355,10 @@ fn main() -> ExitCode {
         (
             "a_killed_writer_poisons_the_store",
             a_killed_writer_poisons_the_store,
+        ),
+        (
+            "three_workers_walk_a_shared_bitmap_each_page_once",
+            three_workers_walk_a_shared_bitmap_each_page_once,
         ),
     ])
 }

@@ -4,7 +4,7 @@ use core::fmt;
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, RangeBounds};
-use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use core::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
 use super::area::AreaInner;
 use super::control::{FINGERPRINT_WORDS, TREE_FREE, TREE_LIVE, TreeSlot, USER_WORDS};
@@ -188,6 +188,39 @@ impl<C: Config<Memory = SharedMemory>> SharedTree<C> {
         }
         check_fingerprint(tree.slot(), fingerprint::<C>(false))?;
         Ok(tree)
+    }
+
+    /// Adds `delta` to caller-defined word `index` (0 to 3; see
+    /// [`TreeView::user_word`]) in one atomic step, without the tree's
+    /// lock, and returns the word as it was: how the processes sharing a
+    /// tree hand out work among themselves (the next batch of a parallel
+    /// walk), each taking what no other takes. The word wraps at
+    /// `u64::MAX`.
+    ///
+    /// ```
+    /// # use radix_core::shm::{Area, AreaOptions, Backing};
+    /// radix_core::radix_tree! {
+    ///     /// Items of a shared work list.
+    ///     struct Work { key: u32, value: u64, memory: shared }
+    /// }
+    /// # let area = Area::create(
+    /// #     AreaOptions::default().backing(Backing::Heap).max_segment_size(1 << 20).max_segments(4),
+    /// # )?;
+    /// let work = Work::create_in(&area)?;
+    /// // Two workers each take the next four items.
+    /// assert_eq!(work.fetch_add_user_word(0, 4), 0);
+    /// assert_eq!(work.fetch_add_user_word(0, 4), 4);
+    /// assert_eq!(work.read().user_word(0), 8);
+    /// # work.destroy()?;
+    /// # Ok::<(), radix_core::shm::ShmError>(())
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `index` is 4 or more.
+    pub fn fetch_add_user_word(&self, index: usize, delta: u64) -> u64 {
+        assert!(index < USER_WORDS, "user word {index} of {USER_WORDS}");
+        self.slot().user[index].fetch_add(delta, AcqRel)
     }
 
     /// The handle another process attaches with, beside the area's.

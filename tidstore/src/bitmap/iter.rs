@@ -9,14 +9,40 @@ use radix_core::{Span, Spans};
 use super::page::{PageEntry, PageOffsets};
 use super::{PageTable, PageTableConfig, TidBitmap};
 
-/// One page of a [`TidBitmap`], as its walk yields it.
+/// One page of a [`TidBitmap`] (or of a
+/// [`SharedTidBitmap`](super::SharedTidBitmap)), as its walk yields it.
 #[derive(Clone, Copy)]
 pub struct BitmapPage<'a> {
     block: u32,
-    pub(super) entry: &'a PageEntry,
+    page: PageRef<'a>,
+}
+
+/// What a page is: a local bitmap's entry, or a shared bitmap's record.
+#[derive(Clone, Copy)]
+#[cfg_attr(
+    not(all(feature = "shm", target_os = "linux")),
+    expect(dead_code, reason = "records exist only in shared bitmaps")
+)]
+pub(super) enum PageRef<'a> {
+    Entry(&'a PageEntry),
+    Words { recheck: bool, words: &'a [u64] },
+    Lossy,
 }
 
 impl<'a> BitmapPage<'a> {
+    /// The page `block` as `page` says.
+    pub(super) fn new(block: u32, page: PageRef<'a>) -> Self {
+        Self { block, page }
+    }
+
+    /// The page's entry in a local bitmap, if it is one.
+    pub(super) fn entry(&self) -> Option<&'a PageEntry> {
+        match self.page {
+            PageRef::Entry(entry) => Some(entry),
+            _ => None,
+        }
+    }
+
     /// The page's block number.
     pub fn block(&self) -> u32 {
         self.block
@@ -24,19 +50,31 @@ impl<'a> BitmapPage<'a> {
 
     /// Whether the page is lossy: every tuple on it must be checked.
     pub fn is_lossy(&self) -> bool {
-        self.entry.is_lossy()
+        match self.page {
+            PageRef::Entry(entry) => entry.is_lossy(),
+            PageRef::Words { .. } => false,
+            PageRef::Lossy => true,
+        }
     }
 
     /// Whether the page's tuples must be rechecked against the query:
     /// always for a lossy page, and for an exact one that an index scan
     /// added with `recheck` (or that a lossy page's intersection left).
     pub fn recheck(&self) -> bool {
-        self.entry.recheck()
+        match self.page {
+            PageRef::Entry(entry) => entry.recheck(),
+            PageRef::Words { recheck, .. } => recheck,
+            PageRef::Lossy => true,
+        }
     }
 
     /// The matching offsets in ascending order; `None` for a lossy page.
     pub fn offsets(&self) -> Option<PageOffsets<'a>> {
-        PageOffsets::of(self.entry)
+        match self.page {
+            PageRef::Entry(entry) => PageOffsets::of(entry),
+            PageRef::Words { words, .. } => Some(PageOffsets::of_words(words)),
+            PageRef::Lossy => None,
+        }
     }
 }
 
@@ -93,16 +131,13 @@ impl<'a> Iterator for Pages<'a> {
             if let Some(run) = &mut self.run
                 && let Some(block) = run.take()
             {
-                return Some(BitmapPage {
-                    block,
-                    entry: run.entry,
-                });
+                return Some(BitmapPage::new(block, PageRef::Entry(run.entry)));
             }
             self.run = None;
             match &mut self.source {
                 Source::Single(only) => {
                     let (block, entry) = only.take()?;
-                    return Some(BitmapPage { block, entry });
+                    return Some(BitmapPage::new(block, PageRef::Entry(entry)));
                 }
                 Source::Tree(tree, spans) => {
                     let (blocks, entry) = spans.next()?;

@@ -37,6 +37,8 @@ mod budget;
 mod iter;
 mod page;
 mod set_ops;
+#[cfg(all(feature = "shm", target_os = "linux"))]
+mod shared;
 
 use core::fmt;
 use core::ops::{Bound, RangeBounds};
@@ -46,6 +48,8 @@ use radix_core::Span;
 pub use iter::{BitmapPage, Pages};
 use page::PageEntry;
 pub use page::PageOffsets;
+#[cfg(all(feature = "shm", target_os = "linux"))]
+pub use shared::{SharedPages, SharedTidBitmap, SharedWalk};
 
 use crate::tid::{MAX_OFFSET, Tid};
 

@@ -322,6 +322,17 @@ impl WordsRef<'_> {
 }
 
 impl<'a> PageOffsets<'a> {
+    /// The offsets of bitmap `words` (offset `o` at bit `o - 1`).
+    pub(crate) fn of_words(words: &'a [u64]) -> Self {
+        Self {
+            remaining: words.iter().map(|w| w.count_ones() as usize).sum(),
+            words: WordsRef::Large(words),
+            next_word: 0,
+            current: 0,
+            base: 0,
+        }
+    }
+
     /// The offsets of an exact entry; `None` for a lossy one.
     pub(crate) fn of(entry: &'a PageEntry) -> Option<Self> {
         let words = match entry {

@@ -111,10 +111,9 @@ impl TidBitmap {
             let Some(theirs) = other.page(block) else {
                 continue;
             };
-            let ours = if page.is_lossy() {
-                Page::Lossy
-            } else {
-                Page::Exact(page.entry)
+            let ours = match page.entry() {
+                Some(entry) if !entry.is_lossy() => Page::Exact(entry),
+                _ => Page::Lossy,
             };
             match (ours, theirs) {
                 (Page::Lossy, Page::Lossy) => result.add_lossy(block),

@@ -421,6 +421,8 @@ impl<C: Config> RawTree<C> {
             return false;
         }
         // SAFETY: the caller's contract; a node256 indexes slots by chunk.
+        // A `NONNULL_SLOT` layout's slot is one initialised word
+        // (`ValueLayout::NONNULL_SLOT`), so reading it as one is sound.
         unsafe {
             if node::count(node.addr()) != 256 {
                 return false;
@@ -438,9 +440,18 @@ impl<C: Config> RawTree<C> {
             let Some(first) = slot_of(0) else {
                 return false;
             };
-            let first = LayoutOf::<C>::get(first, mem);
+            // A layout whose slots are whole words (embedded varlen
+            // values, leaf pointers) may compare the words first: equal
+            // words are the same value, and a run of embedded entries
+            // (a fully dead table's) needs nothing more.
+            let word = |s: NonNull<SlotOf<C>>| s.cast::<usize>().read();
+            let first_word = LayoutOf::<C>::NONNULL_SLOT.then(|| word(first));
+            let first_value = LayoutOf::<C>::get(first, mem);
             (1..=255u8).all(|chunk| {
-                slot_of(chunk).is_some_and(|s| C::same_value(first, LayoutOf::<C>::get(s, mem)))
+                slot_of(chunk).is_some_and(|s| {
+                    first_word.is_some_and(|w| w == word(s))
+                        || C::same_value(first_value, LayoutOf::<C>::get(s, mem))
+                })
             })
         }
     }
