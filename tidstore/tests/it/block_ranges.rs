@@ -77,8 +77,8 @@ fn a_run_that_changes_splits_and_merges_back() {
     model.extend([(300, 2), (300, 9)]);
     check(&ts, &model);
     assert!(!ts.is_member(Tid::new(300, 3)) && ts.is_member(Tid::new(301, 3)));
-    // Back to the run's offsets: the node stays a node (a merge happens
-    // when an insert adds a node's last key), with the same TIDs.
+    // Back to the run's offsets: the node is one value again and merges
+    // back into a range, with the same TIDs.
     ts.set_block_offsets(300, &dead).unwrap();
     model.retain(|&(b, _)| b != 300);
     model.extend(dead.iter().map(|&o| (300, o)));

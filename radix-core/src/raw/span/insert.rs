@@ -301,18 +301,19 @@ impl<C: Config> RawTree<C> {
         unsafe { node::count(follow::<C>(mem, loc.read()).addr()) }
     }
 
-    /// Counts an added key and merges a last-level node it filled with one
-    /// value (the node now holds `count` keys); passes a replaced value's
-    /// `Old` through.
+    /// Counts an added key, and merges the last-level node it went into
+    /// (which now holds `count` keys) if that is full of one value: after
+    /// an add of its last key, or a replacement that made its values
+    /// equal. Passes a replaced value's `Old` through. (A node whose
+    /// values differ stops the comparison at the first that differs.)
     fn after_leaf_insert(&mut self, key: C::Key, count: usize, old: Option<OldOf<C>>) -> OldOf<C> {
-        if let Some(old) = old {
-            return old;
+        if old.is_none() {
+            self.len += 1;
         }
-        self.len += 1;
         if count == 256 {
             self.merge_path(key, 0);
         }
-        LayoutOf::<C>::absent()
+        old.unwrap_or_else(LayoutOf::<C>::absent)
     }
 
     /// Replaces the range value `cell`, held at `loc` in place of a node at

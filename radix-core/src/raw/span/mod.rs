@@ -43,11 +43,11 @@
 //! | iteration, `range`, cursors | every key of the range, each with the range's value |
 //! | [`spans`](RawTree::spans) | the range once, as its key interval |
 //!
-//! And the other way, a *merge*: when an insert adds the 256th key to a
-//! last-level node whose values are all the same
-//! ([`Config::same_value`]), the node becomes one range value in its
-//! parent's slot; a parent whose 256 slots are then ranges of one value
-//! merges in turn. Keys inserted in order therefore end as the fewest
+//! And the other way, a *merge*: when an insert leaves a full last-level
+//! node whose values are all the same ([`Config::same_value`]), by adding
+//! its 256th key or by replacing the one value that differed, the node
+//! becomes one range value in its parent's slot; a parent whose 256 slots
+//! are then ranges of one value merges in turn. Keys inserted in order therefore end as the fewest
 //! aligned ranges that cover them: a run of blocks with identical values
 //! costs a node or two at each end, not a slot per block.
 //!
