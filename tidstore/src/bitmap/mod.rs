@@ -122,6 +122,8 @@ pub struct TidBitmap {
     heap_bytes: usize,
     exact_pages: usize,
     lossy_pages: usize,
+    /// Whether any lossy range was ever stored (until `clear`).
+    lossy_ranges: bool,
 }
 
 impl TidBitmap {
@@ -160,6 +162,7 @@ impl TidBitmap {
             heap_bytes: 0,
             exact_pages: 0,
             lossy_pages: 0,
+            lossy_ranges: false,
         }
     }
 
@@ -393,6 +396,7 @@ impl TidBitmap {
         if self.tree.is_none() {
             self.promote();
         }
+        self.lossy_ranges = true;
         let added = lossy_count(span, &entry);
         self.heap_bytes += entry.heap_bytes();
         let tree = self.tree.as_mut().expect("a tree");
@@ -506,6 +510,7 @@ impl Clone for TidBitmap {
             heap_bytes: self.heap_bytes,
             exact_pages: self.exact_pages,
             lossy_pages: self.lossy_pages,
+            lossy_ranges: self.lossy_ranges,
         }
     }
 }

@@ -21,6 +21,41 @@
 use super::page::PageEntry;
 use super::{Adding, TidBitmap};
 
+impl TidBitmap {
+    /// Adds `block`'s page as `entry`, `block` being above every page the
+    /// bitmap holds (an intersection's result, built in block order): one
+    /// insert, which finds its node from the last one.
+    fn append_page(&mut self, block: u32, entry: PageEntry) {
+        debug_assert!(
+            self.iter_from(block).next().is_none(),
+            "pages appended in order"
+        );
+        if self.lossy_ranges {
+            // A lossy chunk made by the budget may cover the page already.
+            if entry.is_lossy() {
+                self.add_lossy(block);
+            } else {
+                self.add_exact(block, Adding::Entry(&entry));
+            }
+            return;
+        }
+        if entry.is_lossy() {
+            self.lossy_pages += 1;
+        } else {
+            self.exact_pages += 1;
+        }
+        self.heap_bytes += entry.heap_bytes();
+        if self.tree.is_none() && self.single.is_none() {
+            self.single = Some((block, entry));
+            return;
+        }
+        if self.tree.is_none() {
+            self.promote();
+        }
+        self.tree.as_mut().expect("a tree").insert(block, entry);
+    }
+}
+
 /// A page's state in a bitmap, for an intersection.
 pub(super) enum Page<'a> {
     Exact(&'a PageEntry),
@@ -115,18 +150,20 @@ impl TidBitmap {
                 Some(entry) if !entry.is_lossy() => Page::Exact(entry),
                 _ => Page::Lossy,
             };
-            match (ours, theirs) {
-                (Page::Lossy, Page::Lossy) => result.add_lossy(block),
+            let entry = match (ours, theirs) {
+                (Page::Lossy, Page::Lossy) => PageEntry::LossyPage,
                 (Page::Lossy, Page::Exact(entry)) | (Page::Exact(entry), Page::Lossy) => {
-                    result.add_exact(block, Adding::Entry(&entry.with_recheck()));
+                    entry.with_recheck()
                 }
                 (Page::Exact(a), Page::Exact(b)) => {
                     let words = a.words().combine(&b.words(), |a, b| a & b);
-                    if let Some(entry) = PageEntry::exact(words, a.recheck() || b.recheck()) {
-                        result.add_exact(block, Adding::Entry(&entry));
+                    match PageEntry::exact(words, a.recheck() || b.recheck()) {
+                        Some(entry) => entry,
+                        None => continue,
                     }
                 }
-            }
+            };
+            result.append_page(block, entry);
             result.keep_to_budget();
         }
         *self = result;

@@ -408,7 +408,7 @@ fn refused_calls_name_the_fault_and_change_nothing() {
 #[test]
 fn runs_of_equal_pages_are_ranges_and_split_when_one_changes() {
     let mut b = TidBitmap::unlimited();
-    let n = if cfg!(miri) { 768 } else { 1024 };
+    let n = if cfg!(miri) { 512 } else { 1024 };
     for block in 0..n {
         b.add_tids(block, &[1, 2], false).unwrap();
     }

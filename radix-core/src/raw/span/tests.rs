@@ -390,10 +390,10 @@ fn too_many_keys_is_refused_and_changes_nothing() {
 
 #[test]
 fn random_operations_match_a_key_by_key_model() {
-    let rounds = pick(60, 20, 2);
+    let rounds = pick(60, 20, 1);
     let steps = pick(400, 200, 30);
-    // Keys below 2^10 under Miri (levels 1 only), 2^18 otherwise.
-    let bits: u32 = pick(18, 18, 10);
+    // Keys below 2^9 under Miri (levels 1 only), 2^18 otherwise.
+    let bits: u32 = pick(18, 18, 9);
     let mut rng = SplitMix64(0x5EED_0001);
     for _ in 0..rounds {
         let mut t = Tree::new();
