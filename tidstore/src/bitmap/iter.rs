@@ -1,6 +1,7 @@
 //! Walking a [`TidBitmap`] in block order, as a bitmap heap scan does:
 //! each page once, with its exact offsets or the mark that it is lossy.
 
+use alloc::boxed::Box;
 use core::fmt;
 use core::iter::FusedIterator;
 
@@ -100,14 +101,14 @@ pub struct Pages<'a> {
     run: Option<Run<'a>>,
 }
 
+/// Where the pages come from. A tree's walk is boxed: it is a stack of a
+/// frame per level, which a one-page bitmap's walk (a nested loop makes
+/// one per outer row) would otherwise copy about for nothing; one
+/// allocation per walk of a tree is nothing beside the walk.
 #[derive(Clone)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "a walk lives on the stack; boxing the tree's walk would allocate per walk"
-)]
 enum Source<'a> {
     Single(Option<(u32, &'a PageEntry)>),
-    Tree(&'a PageTable, Spans<'a, PageTableConfig>),
+    Tree(&'a PageTable, Box<Spans<'a, PageTableConfig>>),
 }
 
 /// Blocks `next..=last` of one entry (a page, a run of equal pages, or a
@@ -212,7 +213,7 @@ impl TidBitmap {
     /// parallel scan resumes, or where one worker's share starts.
     pub fn iter_from(&self, block: u32) -> Pages<'_> {
         let source = match (&self.tree, &self.single) {
-            (Some(tree), _) => Source::Tree(tree, tree.spans_range(block..)),
+            (Some(tree), _) => Source::Tree(tree, Box::new(tree.spans_range(block..))),
             (None, Some((only, entry))) => {
                 Source::Single((*only >= block).then_some((*only, entry)))
             }

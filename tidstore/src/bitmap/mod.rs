@@ -198,6 +198,15 @@ impl TidBitmap {
     /// As for [`add_tids`](Self::add_tids).
     #[inline]
     pub fn add_tid(&mut self, tid: Tid, recheck: bool) -> Result<(), TidBitmapError> {
+        // A bitmap of one page that gains an offset of it: a bit set, no
+        // tree, no budget to check (a small entry's size never changes).
+        if let (None, Some((only, entry))) = (&self.tree, &mut self.single)
+            && *only == tid.block()
+            && tid.offset() != 0
+            && entry.add_small(tid.offset(), recheck).is_some()
+        {
+            return Ok(());
+        }
         self.add_tids(tid.block(), &[tid.offset()], recheck)
     }
 

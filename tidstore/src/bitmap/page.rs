@@ -17,7 +17,6 @@ use crate::tid::MAX_OFFSET;
 /// The largest offset an entry holds without an allocation.
 pub(crate) const SMALL_OFFSETS: u16 = 112;
 /// Bytes of a small entry's bitmap.
-const SMALL_BYTES: usize = SMALL_OFFSETS as usize / 8;
 /// Words of the largest page's bitmap.
 pub(crate) const MAX_WORDS: usize = MAX_OFFSET as usize / 64;
 
@@ -25,12 +24,18 @@ pub(crate) const MAX_WORDS: usize = MAX_OFFSET as usize / 64;
 /// offset fits, never empty, `Large` without trailing zero words.
 #[derive(Clone, Debug)]
 pub(crate) enum PageEntry {
-    /// Offsets `1..=112`: offset `o` is bit `o - 1`, little-endian.
+    /// Offsets `1..=112`: offset `o` is bit `o - 1` of the 112-bit
+    /// integer `low | mid << 64 | top << 96` (in three fields, so that the
+    /// enum's tag and the flag fit beside them in 16 bytes).
     Small {
         /// The matches must be rechecked against the query.
         recheck: bool,
-        /// The offsets' bits.
-        bits: [u8; SMALL_BYTES],
+        /// Bits 96 to 111.
+        top: u16,
+        /// Bits 64 to 95.
+        mid: u32,
+        /// Bits 0 to 63.
+        low: u64,
     },
     /// Offsets up to [`MAX_OFFSET`], in words of their own.
     Large(Box<LargePage>),
@@ -63,12 +68,19 @@ impl PartialEq for PageEntry {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
             (
-                Self::Small { recheck, bits },
+                Self::Small {
+                    recheck,
+                    top,
+                    mid,
+                    low,
+                },
                 Self::Small {
                     recheck: r,
-                    bits: b,
+                    top: t,
+                    mid: m,
+                    low: l,
                 },
-            ) => recheck == r && bits == b,
+            ) => (recheck, top, mid, low) == (r, t, m, l),
             (Self::LossyPage, Self::LossyPage) => true,
             _ => false,
         }
@@ -131,12 +143,7 @@ impl PageEntry {
             0 => None,
             1 | 2 if words.buf[1] >> (SMALL_OFFSETS - 64) == 0 => {
                 let bits = u128::from(words.buf[0]) | u128::from(words.buf[1]) << 64;
-                let mut small = [0; SMALL_BYTES];
-                small.copy_from_slice(&bits.to_le_bytes()[..SMALL_BYTES]);
-                Some(Self::Small {
-                    recheck,
-                    bits: small,
-                })
+                Some(Self::small(recheck, bits))
             }
             _ => Some(Self::Large(Box::new(LargePage {
                 recheck,
@@ -150,21 +157,30 @@ impl PageEntry {
         Self::LossyChunk(Box::new(parts))
     }
 
+    /// The small entry of `bits` (below bit 112).
+    #[inline]
+    fn small(recheck: bool, bits: u128) -> Self {
+        Self::Small {
+            recheck,
+            top: (bits >> 96) as u16,
+            mid: (bits >> 64) as u32,
+            low: bits as u64,
+        }
+    }
+
     /// A small entry's bits as one integer.
-    fn small_bits(bits: &[u8; SMALL_BYTES]) -> u128 {
-        let mut bytes = [0; 16];
-        bytes[..SMALL_BYTES].copy_from_slice(bits);
-        u128::from_le_bytes(bytes)
+    #[inline]
+    fn small_bits(top: u16, mid: u32, low: u64) -> u128 {
+        u128::from(low) | u128::from(mid) << 64 | u128::from(top) << 96
     }
 
     /// An exact entry's offsets as words; empty for a lossy one.
     pub(crate) fn words(&self) -> Words {
         let mut out = Words::EMPTY;
         match self {
-            Self::Small { bits, .. } => {
-                let bits = Self::small_bits(bits);
-                out.buf[0] = bits as u64;
-                out.buf[1] = (bits >> 64) as u64;
+            Self::Small { top, mid, low, .. } => {
+                out.buf[0] = *low;
+                out.buf[1] = u64::from(*mid) | u64::from(*top) << 32;
                 out.len = 2;
             }
             Self::Large(page) => {
@@ -176,21 +192,67 @@ impl PageEntry {
         out
     }
 
+    /// Adds one offset (in `1..=MAX_OFFSET`) and the recheck flag to a
+    /// small entry, if it is one and the offset fits: `Some` of whether it
+    /// changed, else `None`. What one TID of a bitmap index scan costs.
+    #[inline]
+    pub(crate) fn add_small(&mut self, offset: u16, recheck: bool) -> Option<bool> {
+        let Self::Small {
+            recheck: r,
+            top,
+            mid,
+            low,
+        } = self
+        else {
+            return None;
+        };
+        let changed = match offset - 1 {
+            bit @ 0..=63 => {
+                let old = *low;
+                *low |= 1 << bit;
+                *low != old
+            }
+            bit @ 64..=95 => {
+                let old = *mid;
+                *mid |= 1 << (bit - 64);
+                *mid != old
+            }
+            bit @ 96..=111 => {
+                let old = *top;
+                *top |= 1 << (bit - 96);
+                *top != old
+            }
+            _ => return None,
+        };
+        let changed = changed || (recheck && !*r);
+        *r |= recheck;
+        Some(changed)
+    }
+
     /// Adds `offsets` (each in `1..=MAX_OFFSET`) and the recheck flag to an
     /// exact entry; returns whether it changed.
     #[inline]
     pub(crate) fn add(&mut self, offsets: &[u16], recheck: bool) -> bool {
-        if let Self::Small { recheck: r, bits } = self
+        if let [offset] = *offsets
+            && let Some(changed) = self.add_small(offset, recheck)
+        {
+            return changed;
+        }
+        if let Self::Small {
+            recheck: r,
+            top,
+            mid,
+            low,
+        } = self
             && offsets.iter().all(|&o| o <= SMALL_OFFSETS)
         {
-            let old = Self::small_bits(bits);
+            let old = Self::small_bits(*top, *mid, *low);
             let mut new = old;
             for &o in offsets {
                 new |= 1 << (o - 1);
             }
             let changed = new != old || (recheck && !*r);
-            bits.copy_from_slice(&new.to_le_bytes()[..SMALL_BYTES]);
-            *r |= recheck;
+            *self = Self::small(recheck || *r, new);
             return changed;
         }
         let mut words = self.words();
@@ -207,14 +269,25 @@ impl PageEntry {
     /// Adds the offsets and recheck flag of exact entry `other` to this
     /// exact entry; returns whether it changed.
     pub(crate) fn union(&mut self, other: &PageEntry) -> bool {
-        if let (Self::Small { recheck: r, bits }, Self::Small { recheck, bits: b }) =
-            (&mut *self, other)
+        if let (
+            Self::Small {
+                recheck: r,
+                top,
+                mid,
+                low,
+            },
+            Self::Small {
+                recheck,
+                top: t,
+                mid: m,
+                low: l,
+            },
+        ) = (&*self, other)
         {
-            let old = Self::small_bits(bits);
-            let new = old | Self::small_bits(b);
+            let old = Self::small_bits(*top, *mid, *low);
+            let new = old | Self::small_bits(*t, *m, *l);
             let changed = new != old || (*recheck && !*r);
-            bits.copy_from_slice(&new.to_le_bytes()[..SMALL_BYTES]);
-            *r |= *recheck;
+            *self = Self::small(*r || *recheck, new);
             return changed;
         }
         let words = self.words().combine(&other.words(), |a, b| a | b);
@@ -223,6 +296,32 @@ impl PageEntry {
         let changed = !new.same(self);
         *self = new;
         changed
+    }
+
+    /// The exact entry of the offsets both exact entries hold (their
+    /// AND), to be rechecked if either was; `None` if they share none.
+    #[inline]
+    pub(crate) fn intersect(&self, other: &PageEntry) -> Option<PageEntry> {
+        if let (
+            Self::Small {
+                recheck: r,
+                top,
+                mid,
+                low,
+            },
+            Self::Small {
+                recheck,
+                top: t,
+                mid: m,
+                low: l,
+            },
+        ) = (self, other)
+        {
+            let both = Self::small_bits(*top, *mid, *low) & Self::small_bits(*t, *m, *l);
+            return (both != 0).then(|| Self::small(*r || *recheck, both));
+        }
+        let words = self.words().combine(&other.words(), |a, b| a & b);
+        Self::exact(words, self.recheck() || other.recheck())
     }
 
     /// Whether two entries are the same entry (where `==` is the tree's
@@ -240,10 +339,7 @@ impl PageEntry {
     /// one).
     #[inline]
     pub(crate) fn of_offsets(offsets: &[u16], recheck: bool) -> Self {
-        let mut entry = Self::Small {
-            recheck,
-            bits: [0; SMALL_BYTES],
-        };
+        let mut entry = Self::small(recheck, 0);
         entry.add(offsets, recheck);
         entry
     }
@@ -264,7 +360,16 @@ impl PageEntry {
 
     /// The same exact entry with its recheck flag set.
     pub(crate) fn with_recheck(&self) -> Self {
-        Self::exact(self.words(), true).unwrap_or(Self::LossyPage)
+        match self {
+            Self::Small { top, mid, low, .. } => {
+                Self::small(true, Self::small_bits(*top, *mid, *low))
+            }
+            Self::Large(page) => Self::Large(Box::new(LargePage {
+                recheck: true,
+                words: page.words.clone(),
+            })),
+            Self::LossyPage | Self::LossyChunk(_) => self.clone(),
+        }
     }
 
     /// Bytes the entry owns outside the tree.
@@ -336,9 +441,8 @@ impl<'a> PageOffsets<'a> {
     /// The offsets of an exact entry; `None` for a lossy one.
     pub(crate) fn of(entry: &'a PageEntry) -> Option<Self> {
         let words = match entry {
-            PageEntry::Small { bits, .. } => {
-                let bits = PageEntry::small_bits(bits);
-                WordsRef::Small([bits as u64, (bits >> 64) as u64])
+            PageEntry::Small { top, mid, low, .. } => {
+                WordsRef::Small([*low, u64::from(*mid) | u64::from(*top) << 32])
             }
             PageEntry::Large(page) => WordsRef::Large(&page.words),
             PageEntry::LossyPage | PageEntry::LossyChunk(_) => return None,

@@ -155,13 +155,10 @@ impl TidBitmap {
                 (Page::Lossy, Page::Exact(entry)) | (Page::Exact(entry), Page::Lossy) => {
                     entry.with_recheck()
                 }
-                (Page::Exact(a), Page::Exact(b)) => {
-                    let words = a.words().combine(&b.words(), |a, b| a & b);
-                    match PageEntry::exact(words, a.recheck() || b.recheck()) {
-                        Some(entry) => entry,
-                        None => continue,
-                    }
-                }
+                (Page::Exact(a), Page::Exact(b)) => match a.intersect(b) {
+                    Some(entry) => entry,
+                    None => continue,
+                },
             };
             result.append_page(block, entry);
             result.keep_to_budget();
