@@ -31,12 +31,12 @@ fn keys<K: Key + TryFrom<u128>>(n: usize, shift: u32) -> Vec<K> {
 
 #[test]
 fn auto_u64_every_class_and_order() {
-    let small = if cfg!(miri) {
-        [2usize, 5, 17, 33, 65]
+    let small: &[usize] = if cfg!(miri) {
+        &[5, 33, 65]
     } else {
-        [2, 15, 30, 60, 256]
+        &[2, 15, 30, 60, 256]
     };
-    for n in small {
+    for &n in small {
         // Under Miri, the lowest and highest bytes only.
         for &shift in pick(&[0u32, 8, 56][..], &[0, 8, 56], &[0, 56]) {
             for descending in [false, true] {
@@ -187,7 +187,7 @@ fn insert_with_old_shows_the_replaced_value() {
 fn ranges_follow_btreemap() {
     let mut t = RawTree::<U64Auto>::new();
     let mut model = BTreeMap::new();
-    for i in 0..if cfg!(miri) { 120u64 } else { 2000 } {
+    for i in 0..if cfg!(miri) { 60u64 } else { 2000 } {
         let k = i * i * 37 % 100_003;
         t.insert(k, i);
         model.insert(k, i);

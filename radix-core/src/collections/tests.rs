@@ -318,7 +318,7 @@ where
     let live = Rc::new(Cell::new(0));
     let mut rng = SplitMix64(0x5EED_5B11);
     let rounds = pick(40, 12, 2);
-    let size = pick(2000, 2000, 30);
+    let size = pick(2000, 2000, 16);
     let build = |keys: &BTreeSet<u128>, tag: u64| {
         let mut t = RawTree::<C>::new();
         let mut model = BTreeMap::new();

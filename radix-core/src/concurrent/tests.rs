@@ -574,7 +574,7 @@ fn check_pipeline<C: Config>(
 
 #[test]
 fn pipelined_batches_answer_as_lookups_do() {
-    let n = if cfg!(miri) { 40 } else { 3000 };
+    let n = if cfg!(miri) { 20 } else { 3000 };
     // Probes: present and absent keys, mixed, with repeats.
     let probes: Vec<u64> = keys(n / 3)
         .into_iter()

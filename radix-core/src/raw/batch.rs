@@ -736,7 +736,7 @@ mod tests {
     #[test]
     fn every_mode_answers_as_get_does() {
         // Miri interprets every node search: a fifth of the keys there.
-        let n: u64 = if cfg!(miri) { 120 } else { 600 };
+        let n: u64 = if cfg!(miri) { 60 } else { 600 };
         let dense: Vec<u64> = (0..n).collect();
         let sparse: Vec<u64> = (0..n / 2)
             .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))

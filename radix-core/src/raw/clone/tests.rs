@@ -560,7 +560,7 @@ fn clone_of_varlen_values_embedded_and_in_leaves() {
 
 #[test]
 fn clone_of_inline_and_leaf_values() {
-    let n = pick(2000, 2000, 50);
+    let n = pick(2000, 2000, 25);
     let c = check_clone(&build::<U32InlineNone>(&mixed_keys::<U32InlineNone>(n, 22)));
     assert_eq!(c.stats().layout, "inline");
     let c = check_clone(&build::<U128InlinePath>(&mixed_keys::<U128InlinePath>(
@@ -615,7 +615,7 @@ fn clone_of_a_shrunk_tree() {
         C::Layout: Fill + CloneLayout,
         <C::Layout as ValueLayout>::Value: PartialEq,
     {
-        let keys = mixed_keys::<C>(pick(2000, 2000, 50), seed);
+        let keys = mixed_keys::<C>(pick(2000, 2000, 25), seed);
         let mut t = build::<C>(&keys);
         for &k in keys.iter().step_by(3).chain(keys.iter().skip(1).step_by(7)) {
             t.remove(key(k));

@@ -147,6 +147,10 @@ fn threads_on_separate_handles_write_disjoint_ranges_and_read() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "fills a 256 KiB area key by key; the refused-insert test checks the same refusal under Miri"
+)]
 fn a_full_area_refuses_writes_and_keeps_every_key() {
     let area = heap_area(Some(256 << 10));
     let tree = Rowex::create_in(&area).unwrap();
