@@ -274,8 +274,11 @@ fn page_lines(bitmap: &TidBitmap) -> Vec<String> {
 
 fn three_workers_walk_a_shared_bitmap_each_page_once() {
     // Exact pages (some to recheck, some past offset 112), lossy chunks
-    // the budget made, and a lossy run.
-    let mut bitmap = TidBitmap::new(TidBitmap::MIN_BUDGET * 2).unwrap();
+    // the budget made, and a lossy run. The budget leaves about 2,000
+    // pages exact: twice the bound below, so that a change of a few bytes
+    // in an entry's size does not fail the test (at twice the minimum
+    // budget it kept 833 to 1,024).
+    let mut bitmap = TidBitmap::new(TidBitmap::MIN_BUDGET * 4).unwrap();
     let pages: u32 = test_depth::pick(40_000, 12_000, 12_000);
     for block in 0..pages {
         let offsets = [1 + (block % 7) as u16, 100 + (block % 50) as u16];

@@ -172,15 +172,15 @@ impl Run<'_> {
             return None;
         }
         if let (Some(span), Some(parts)) = (self.chunk, self.entry.parts()) {
-            let part_pages = span.key_count() / 256;
             loop {
-                let part = (u128::from(self.next - span.start()) / part_pages) as usize;
+                let part = super::part_of(span, self.next);
                 if parts[part / 64] & (1 << (part % 64)) != 0 {
                     break;
                 }
                 // Skip the rest of a part that is not lossy.
-                let next_part = u128::from(span.start()) + (part as u128 + 1) * part_pages;
-                if next_part > u128::from(self.last) {
+                let next_part =
+                    u64::from(span.start()) + ((part as u64 + 1) << super::part_shift(span));
+                if next_part > u64::from(self.last) {
                     self.done = true;
                     return None;
                 }

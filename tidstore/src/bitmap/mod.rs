@@ -338,10 +338,10 @@ impl TidBitmap {
                 }
             }
             Some((span, entry)) => {
-                if let Some(parts) = entry.parts_mut() {
+                if entry.parts().is_some() {
                     // A page that joins a lossy chunk is lossy: the chunk
                     // already pays for it.
-                    self.lossy_pages += mark_part(parts, span, block);
+                    self.lossy_pages += join_chunk(entry, span, block, &mut self.heap_bytes);
                 } else if !entry.is_lossy() {
                     // A run of equal exact pages, merged into a range:
                     // this one differs now, and the range splits.
@@ -383,8 +383,8 @@ impl TidBitmap {
                 self.lossy_pages += 1;
             }
             Some((span, entry)) => {
-                if let Some(parts) = entry.parts_mut() {
-                    self.lossy_pages += mark_part(parts, span, block);
+                if entry.parts().is_some() {
+                    self.lossy_pages += join_chunk(entry, span, block, &mut self.heap_bytes);
                 } else if !entry.is_lossy() {
                     self.exact_pages -= 1;
                     self.lossy_pages += 1;
@@ -473,21 +473,47 @@ fn widest_span(low: u32, high: u32) -> Span<u32> {
     Span::new(low, level).expect("level 0 and aligned levels are spans")
 }
 
+/// log2 of the pages in one part of `span`'s 256 (a range, level 1 or
+/// more).
+pub(super) fn part_shift(span: Span<u32>) -> u32 {
+    8 * (span.level() - 1)
+}
+
 /// Pages in one part of `span`'s 256.
 fn part_pages(span: Span<u32>) -> usize {
-    (span.key_count() / 256) as usize
+    1 << part_shift(span)
+}
+
+/// The part of range `span` that `block` lies in.
+#[inline]
+pub(super) fn part_of(span: Span<u32>, block: u32) -> usize {
+    ((block - span.start()) >> part_shift(span)) as usize
 }
 
 /// Marks `block`'s part of lossy chunk `span` lossy; returns the pages
 /// that became lossy.
 fn mark_part(parts: &mut [u64; 4], span: Span<u32>, block: u32) -> usize {
-    let part = ((block - span.start()) as u128 * 256 / span.key_count()) as usize;
+    let part = part_of(span, block);
     let (word, bit) = (part / 64, 1u64 << (part % 64));
     if parts[word] & bit != 0 {
         return 0;
     }
     parts[word] |= bit;
     part_pages(span)
+}
+
+/// Makes `block` a lossy page of the lossy chunk `entry` over `span`;
+/// returns the pages that became lossy. A chunk whose every part is lossy
+/// becomes a lossy range with no parts to keep (`heap_bytes` loses
+/// them), which a later page's lookup reads without following a pointer.
+fn join_chunk(entry: &mut PageEntry, span: Span<u32>, block: u32, heap_bytes: &mut usize) -> usize {
+    let parts = entry.parts_mut().expect("a lossy chunk");
+    let added = mark_part(parts, span, block);
+    if added > 0 && *parts == [u64::MAX; 4] {
+        *heap_bytes -= entry.heap_bytes();
+        *entry = PageEntry::LossyPage;
+    }
+    added
 }
 
 /// The exact pages `entry` stands for over `span`.

@@ -402,62 +402,53 @@ impl PageEntry {
 /// [`BitmapPage::offsets`](super::BitmapPage::offsets).
 #[derive(Clone, Debug)]
 pub struct PageOffsets<'a> {
-    words: WordsRef<'a>,
+    /// A small entry's two words (then `large` is empty), or nothing.
+    small: [u64; 2],
+    /// A large entry's words.
+    large: &'a [u64],
     /// The next word to load.
     next_word: usize,
-    /// The bits of the current word not produced yet, and its index.
+    /// The bits of the current word not produced yet, and the offset of
+    /// its bit 0 less one.
     current: u64,
     base: usize,
     remaining: usize,
 }
 
-#[derive(Clone, Debug)]
-enum WordsRef<'a> {
-    Small([u64; 2]),
-    Large(&'a [u64]),
-}
-
-impl WordsRef<'_> {
-    fn get(&self, i: usize) -> Option<u64> {
-        match self {
-            Self::Small(words) => words.get(i).copied(),
-            Self::Large(words) => words.get(i).copied(),
+impl<'a> PageOffsets<'a> {
+    fn new(small: [u64; 2], large: &'a [u64]) -> Self {
+        let count = |w: &[u64]| w.iter().map(|w| w.count_ones() as usize).sum::<usize>();
+        let (current, remaining) = if large.is_empty() {
+            (small[0], count(&small))
+        } else {
+            (large[0], count(large))
+        };
+        Self {
+            small,
+            large,
+            next_word: 1,
+            current,
+            base: 0,
+            remaining,
         }
     }
-}
 
-impl<'a> PageOffsets<'a> {
-    /// The offsets of bitmap `words` (offset `o` at bit `o - 1`).
+    /// The offsets of bitmap `words` (offset `o` at bit `o - 1`; at least
+    /// one word).
     pub(crate) fn of_words(words: &'a [u64]) -> Self {
-        Self {
-            remaining: words.iter().map(|w| w.count_ones() as usize).sum(),
-            words: WordsRef::Large(words),
-            next_word: 0,
-            current: 0,
-            base: 0,
-        }
+        Self::new([0; 2], words)
     }
 
     /// The offsets of an exact entry; `None` for a lossy one.
     pub(crate) fn of(entry: &'a PageEntry) -> Option<Self> {
-        let words = match entry {
-            PageEntry::Small { top, mid, low, .. } => {
-                WordsRef::Small([*low, u64::from(*mid) | u64::from(*top) << 32])
-            }
-            PageEntry::Large(page) => WordsRef::Large(&page.words),
-            PageEntry::LossyPage | PageEntry::LossyChunk(_) => return None,
-        };
-        let remaining = match &words {
-            WordsRef::Small(w) => w.iter().map(|w| w.count_ones() as usize).sum(),
-            WordsRef::Large(w) => w.iter().map(|w| w.count_ones() as usize).sum(),
-        };
-        Some(Self {
-            words,
-            next_word: 0,
-            current: 0,
-            base: 0,
-            remaining,
-        })
+        match entry {
+            PageEntry::Small { top, mid, low, .. } => Some(Self::new(
+                [*low, u64::from(*mid) | u64::from(*top) << 32],
+                &[],
+            )),
+            PageEntry::Large(page) => Some(Self::new([0; 2], &page.words)),
+            PageEntry::LossyPage | PageEntry::LossyChunk(_) => None,
+        }
     }
 }
 
@@ -467,7 +458,12 @@ impl Iterator for PageOffsets<'_> {
     #[inline]
     fn next(&mut self) -> Option<u16> {
         while self.current == 0 {
-            self.current = self.words.get(self.next_word)?;
+            let words: &[u64] = if self.large.is_empty() {
+                &self.small
+            } else {
+                self.large
+            };
+            self.current = *words.get(self.next_word)?;
             self.base = self.next_word * 64;
             self.next_word += 1;
         }

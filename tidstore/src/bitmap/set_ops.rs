@@ -174,7 +174,7 @@ impl TidBitmap {
             (None, _) => return None,
         };
         if let Some(parts) = entry.parts() {
-            let part = (u128::from(block - span.start()) * 256 / span.key_count()) as usize;
+            let part = super::part_of(span, block);
             return (parts[part / 64] & (1 << (part % 64)) != 0).then_some(Page::Lossy);
         }
         Some(if entry.is_lossy() {
