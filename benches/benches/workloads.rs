@@ -16,6 +16,15 @@
 //!   (with B's copy for the union) outside the timing, the results dropped
 //!   outside it too.
 //!
+//! - TB-1 to TB-6 at 1/50 (20,000 blocks; TB-3's budget scaled with them
+//!   to 83,886 bytes, so that its bitmaps still turn most pages lossy;
+//!   TB-6: 20,000 rounds), every TID bitmap (croaring only where there is
+//!   no budget): `build` (every bitmap, every add call), `op` (TB-4's
+//!   intersection, TB-5's unions, on bitmaps built outside the timing),
+//!   `iterate` (the walk of the result); TB-6 `rounds` (each round's
+//!   bitmap, adds, walk and drop) and `rounds-no-walk`. Each structure's
+//!   result is checked once against the model before it is measured.
+//!
 //! - `project-shared` (the project's tree and TID store in shared memory,
 //!   locked once per batch) runs where `bench-report` runs it by default:
 //!   RT-1 and RT-2 (load, search), TS-2 and TS-4 (every phase).
@@ -29,17 +38,19 @@ mod common;
 use std::hint::black_box;
 
 use benches::peers::{
-    self, DeadTidSet, Rt128Visitor, RtMap, RtVisitor, SetOps, SetVisitor, TsVisitor,
+    self, DeadTidSet, Rt128Visitor, RtMap, RtVisitor, SetOps, SetVisitor, TbVisitor, TidBitmapPeer,
+    TsVisitor,
 };
 use benches::workloads::rt::RtData;
 use benches::workloads::rt128::Rt128Data;
 use benches::workloads::set::{SetData, SetModel};
+use benches::workloads::tb::{self, TB_IDS, TbData, TbShape};
 use benches::workloads::ts::{Order, TsData, iterate};
-use benches::workloads::{self, Case, RtCase, Size, Sizing, Variant};
+use benches::workloads::{self, Case, RtCase, Size, Sizing, TbCase, Variant};
 use criterion::measurement::WallTime;
 use criterion::{BatchSize, BenchmarkGroup, Criterion, criterion_group, criterion_main};
 
-/// Scale of RT-1 to RT-4 and of the TS workloads.
+/// Scale of RT-1 to RT-4 and of the TS, SET and TB workloads.
 const SCALE: f64 = 0.02;
 
 /// RT-5 fanouts measured here.
@@ -350,5 +361,86 @@ fn set(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, rt, rt128, ts, set);
+/// Registers one TB structure's benchmarks in a group.
+struct BenchTb<'g, 'c, 'd> {
+    group: &'g mut BenchmarkGroup<'c, WallTime>,
+    case: &'d TbCase,
+    data: &'d TbData,
+}
+
+impl TbVisitor for BenchTb<'_, '_, '_> {
+    type Output = ();
+
+    fn visit<B: TidBitmapPeer>(self) {
+        let Self { group, case, data } = self;
+        if let TbShape::Rounds { rounds } = case.shape {
+            let walked = tb::rounds::<B, true>(rounds, case.budget);
+            assert_eq!(walked, data.expected, "{} walked wrongly", B::NAME);
+            group.bench_function(format!("rounds/{}", B::NAME), |b| {
+                b.iter(|| black_box(tb::rounds::<B, true>(rounds, case.budget)))
+            });
+            group.bench_function(format!("rounds-no-walk/{}", B::NAME), |b| {
+                b.iter(|| black_box(tb::rounds::<B, false>(rounds, case.budget)))
+            });
+            return;
+        }
+        // Check the result once, outside the measurements.
+        let mut bitmaps: Vec<B> = data.build_all(case);
+        tb::combine(case, &mut bitmaps);
+        bitmaps.truncate(1);
+        let result = &bitmaps[0];
+        let verified = tb::verify(result, &data.result);
+        assert!(verified.is_clean(), "{} {}: {verified:?}", case.id, B::NAME);
+        if !case.lossy_allowed() {
+            assert_eq!(tb::walk(result, case.tpp), data.expected, "{}", B::NAME);
+        }
+
+        group.bench_function(format!("build/{}", B::NAME), |b| {
+            b.iter_with_large_drop(|| data.build_all::<B>(case))
+        });
+        if data.sides.len() > 1 {
+            group.bench_function(format!("op/{}", B::NAME), |b| {
+                b.iter_batched(
+                    || data.build_all::<B>(case),
+                    |mut bitmaps| {
+                        tb::combine(case, &mut bitmaps);
+                        bitmaps
+                    },
+                    BatchSize::LargeInput,
+                )
+            });
+        }
+        group.bench_function(format!("iterate/{}", B::NAME), |b| {
+            b.iter(|| black_box(tb::walk(result, case.tpp)))
+        });
+    }
+}
+
+fn tid_bitmaps(c: &mut Criterion) {
+    let sizing = Sizing::scaled(Size::Default, SCALE);
+    for id in TB_IDS {
+        for case in workloads::parse(id, sizing, Variant::default()).expect("a workload") {
+            let Case::Tb(case) = case else { continue };
+            let data = TbData::generate(&case);
+            let mut group = c.benchmark_group(case.id);
+            common::configure(&mut group);
+            for impl_name in peers::TB_IMPLS {
+                if !peers::tb_runs_on(impl_name, case.budget.is_some()) {
+                    continue;
+                }
+                peers::visit_tb(
+                    impl_name,
+                    BenchTb {
+                        group: &mut group,
+                        case: &case,
+                        data: &data,
+                    },
+                );
+            }
+            group.finish();
+        }
+    }
+}
+
+criterion_group!(benches, rt, rt128, ts, set, tid_bitmaps);
 criterion_main!(benches);

@@ -1,6 +1,6 @@
 //! `bench-report --plot DIR`: one SVG per workload family (RT, RT-C, TS,
-//! SET) that ran, `DIR/rt.svg`, `DIR/rt-c.svg`, `DIR/ts.svg`,
-//! `DIR/set.svg`.
+//! SET, TB) that ran, `DIR/rt.svg`, `DIR/rt-c.svg`, `DIR/ts.svg`,
+//! `DIR/set.svg`, `DIR/tb.svg`.
 //!
 //! Each chart has one panel per metric, side by side, and one row of bars
 //! per workload case (and variant or RT-C row) and structure other than
@@ -17,7 +17,9 @@
 //!   the load;
 //! - RT-C: time per read and per write (the project's operations per
 //!   second divided by the structure's), memory after the load;
-//! - SET: the union's and the intersection's times, the union's memory.
+//! - SET: the union's and the intersection's times, the union's memory;
+//! - TB: the build's, the operation's (TB-4's intersection, TB-5's
+//!   unions) and the walk's times, memory after the build.
 //!
 //! Drawn with `plotters`' SVG backend alone: text is written as `<text>`
 //! elements for the viewer's sans-serif font; nothing reads fonts here.
@@ -49,6 +51,8 @@ pub enum Family {
     Ts,
     /// SET-1, SET-2: set operations.
     Set,
+    /// TB-1 to TB-6: TID bitmaps.
+    Tb,
 }
 
 /// One panel of a chart: what its ratios measure.
@@ -68,20 +72,23 @@ impl Family {
             Case::Rtc(_) => Family::Rtc,
             Case::Ts(_) => Family::Ts,
             Case::Set(_) => Family::Set,
+            Case::Tb(_) => Family::Tb,
         }
     }
 
-    /// Its name in titles: `RT`, `RT-C`, `TS`, `SET`.
+    /// Its name in titles: `RT`, `RT-C`, `TS`, `SET`, `TB`.
     pub fn name(self) -> &'static str {
         match self {
             Family::Rt => "RT",
             Family::Rtc => "RT-C",
             Family::Ts => "TS",
             Family::Set => "SET",
+            Family::Tb => "TB",
         }
     }
 
-    /// Its chart's file name: `rt.svg`, `rt-c.svg`, `ts.svg`, `set.svg`.
+    /// Its chart's file name: `rt.svg`, `rt-c.svg`, `ts.svg`, `set.svg`,
+    /// `tb.svg`.
     pub fn file_name(self) -> String {
         format!("{}.svg", self.name().to_ascii_lowercase())
     }
@@ -136,6 +143,24 @@ impl Family {
                     time: false,
                 },
             ],
+            Family::Tb => &[
+                Metric {
+                    title: "build time (every add)",
+                    time: true,
+                },
+                Metric {
+                    title: "operation time (TB-4: ∩, TB-5: ∪)",
+                    time: true,
+                },
+                Metric {
+                    title: "walk time",
+                    time: true,
+                },
+                Metric {
+                    title: "memory after the build",
+                    time: false,
+                },
+            ],
         }
     }
 
@@ -154,6 +179,10 @@ impl Family {
                  a random order, possibly a sample)."
             }
             Family::Set => "Time: each operation on a fresh copy of A.",
+            Family::Tb => {
+                "Time: every add call of every bitmap; the intersection or unions (TB-4, TB-5 \
+                 only); the walk of the result (TB-6: its rounds with walks less without)."
+            }
         }
     }
 }
@@ -267,6 +296,20 @@ fn figures(rows: &Rows) -> Vec<(&'static str, Vec<Option<f64>>)> {
                 )
             })
             .collect(),
+        Rows::Tb(rows) => rows
+            .iter()
+            .map(|r| {
+                (
+                    r.impl_name,
+                    vec![
+                        Some(r.build_ms),
+                        r.op_ms,
+                        Some(r.iterate_ms),
+                        bytes(r.mem_bytes),
+                    ],
+                )
+            })
+            .collect(),
     }
 }
 
@@ -306,6 +349,7 @@ fn case_label(case: &Case, others: &[&Case]) -> String {
         Case::Rtc(c) => c.name(),
         Case::Ts(_) => "",
         Case::Set(c) => c.name(),
+        Case::Tb(c) => c.name(),
     };
     let params = case.params();
     let same_id: Vec<String> = others
@@ -801,6 +845,7 @@ mod tests {
             dead: None,
             index: None,
             set_model: None,
+            tb_model: None,
             rows,
             failures: Vec::new(),
         }
@@ -977,6 +1022,36 @@ mod tests {
         }
         assert!(!dir.join("ts.svg").exists());
         std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn the_tb_chart_has_a_panel_per_phase_and_memory() {
+        let case = cases("TB-4", 0.002).remove(0);
+        let opts = RunOptions {
+            impls: Some(vec!["project".into(), "tbm-hash".into()]),
+            repeat: 1,
+            shuffled_sample: None,
+        };
+        let result = run_case(&case, &opts, &mut |_| {});
+        assert!(result.failures.is_empty(), "{:?}", result.failures);
+        let chart = family_charts(std::slice::from_ref(&result), "").remove(0);
+        assert_eq!(chart.family, Family::Tb);
+        assert_eq!(chart.family.file_name(), "tb.svg");
+        assert_eq!(chart.cases[0].label, "TB-4 1% AND 10%");
+        let bars = &chart.cases[0].bars;
+        assert_eq!(bars.len(), 1);
+        assert_eq!(bars[0].impl_name, "tbm-hash");
+        assert_eq!(bars[0].ratios.len(), Family::Tb.metrics().len());
+        assert!(bars[0].ratios.iter().all(Option::is_some), "{bars:?}");
+        let svg = render_svg(&chart).unwrap();
+        let doc = Document::parse(&svg).unwrap();
+        let texts = texts(&doc);
+        assert_eq!(
+            texts.iter().filter(|t| *t == RATIO_AXIS).count(),
+            4,
+            "{texts:?}"
+        );
+        assert!(texts.iter().any(|t| t == "tbm-hash"), "{texts:?}");
     }
 
     #[test]

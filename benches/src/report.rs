@@ -15,6 +15,11 @@
 //! (`readers=R,writers=W`), with `nkeys`, `mem_bytes` (after the load),
 //! `reads_per_s` and `writes_per_s` (operations per second of wall clock,
 //! all threads together), `hits` and `lookups` (equal in a correct map).
+//!
+//! TB workloads give one line per structure with WORKLOADS.md's TB
+//! fields: `mem_bytes` (after the build; the largest bitmap for TB-4 and
+//! TB-5), `build_ms`, `op_ms` (TB-4, TB-5), `iterate_ms`, `pages`,
+//! `exact_pages`, `lossy_pages`, `tuples` and `recheck_tuples`.
 
 use std::fmt::Write as _;
 
@@ -23,6 +28,7 @@ use serde::Serialize;
 use crate::peers::{self, shared};
 use crate::workloads::rt::RtCase;
 use crate::workloads::set::SetModel;
+use crate::workloads::tb::{self, TbModel, TbShape, Verified};
 use crate::workloads::ts::{Order, Walked};
 use crate::workloads::{Case, SetCase};
 
@@ -117,6 +123,38 @@ pub struct SetRow {
     pub intersect_sum: u64,
 }
 
+/// One TB structure's figures on one case (medians when repeated).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TbRow {
+    /// The `impl` name.
+    pub impl_name: &'static str,
+    /// Bytes held after the build: the one bitmap's, the largest of
+    /// TB-4's and TB-5's, the largest of TB-6's rounds'.
+    pub mem_bytes: u64,
+    /// Every add call, over every bitmap (construction included; TB-6:
+    /// its rounds without their walks).
+    pub build_ms: f64,
+    /// TB-4's intersection, TB-5's seven unions.
+    pub op_ms: Option<f64>,
+    /// The walk of the result (TB-6: its rounds with their walks, less
+    /// [`build_ms`](Self::build_ms)).
+    pub iterate_ms: f64,
+    /// TB-6: its rounds with their walks.
+    pub rounds_ms: Option<f64>,
+    /// What the measured walk saw.
+    pub walked: tb::Walked,
+    /// What a second, untimed walk found wrong against the model.
+    pub verified: Verified,
+    /// With a budget: the most memory the bitmap held after any add call
+    /// (read in a second, untimed build).
+    pub peak_bytes: Option<u64>,
+    /// With a budget: add calls after which memory was over it.
+    pub over_budget_adds: u64,
+    /// Whether the structure promises to keep within its budget
+    /// ([`TidBitmapPeer::KEEPS_BUDGET`](crate::peers::TidBitmapPeer::KEEPS_BUDGET)).
+    pub keeps_budget: bool,
+}
+
 /// Median of `values` (the mean of the middle two for an even count); 0
 /// for none.
 pub fn median_f64(values: impl IntoIterator<Item = f64>) -> f64 {
@@ -206,6 +244,26 @@ impl SetRow {
     }
 }
 
+impl TbRow {
+    /// Field-wise medians of repeated runs; counts from the first run
+    /// (every run is checked on its own).
+    pub fn median(runs: &[TbRow]) -> TbRow {
+        let first = runs[0].clone();
+        TbRow {
+            mem_bytes: median_u64(runs.iter().map(|r| r.mem_bytes)),
+            build_ms: median_f64(runs.iter().map(|r| r.build_ms)),
+            op_ms: first
+                .op_ms
+                .map(|_| median_f64(runs.iter().filter_map(|r| r.op_ms))),
+            iterate_ms: median_f64(runs.iter().map(|r| r.iterate_ms)),
+            rounds_ms: first
+                .rounds_ms
+                .map(|_| median_f64(runs.iter().filter_map(|r| r.rounds_ms))),
+            ..first
+        }
+    }
+}
+
 /// The rows of one case.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rows {
@@ -217,6 +275,8 @@ pub enum Rows {
     Ts(Vec<TsRow>),
     /// SET rows.
     Set(Vec<SetRow>),
+    /// TB rows.
+    Tb(Vec<TbRow>),
 }
 
 /// Everything measured on one case.
@@ -235,6 +295,8 @@ pub struct CaseResult {
     pub index: Option<u64>,
     /// SET: the sizes of A, B and the correct results.
     pub set_model: Option<SetModel>,
+    /// TB: the TIDs added and what a correct result holds.
+    pub tb_model: Option<TbModel>,
     /// One row per structure, the project first when it ran.
     pub rows: Rows,
     /// Wrong answers, one line each; empty when every structure was right.
@@ -312,6 +374,28 @@ pub struct Record {
     /// Elements of the intersection's result (SET).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intersect_len: Option<u64>,
+    /// Every add call, ms (TB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build_ms: Option<f64>,
+    /// The intersection or the unions, ms (TB-4, TB-5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op_ms: Option<f64>,
+    /// Pages the walk gave, exact and lossy (TB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages: Option<u64>,
+    /// Exact pages the walk gave (TB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exact_pages: Option<u64>,
+    /// Lossy pages the walk gave (TB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lossy_pages: Option<u64>,
+    /// Offsets the exact pages gave (TB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tuples: Option<u64>,
+    /// `tpp` per lossy page plus the tuples of exact pages marked
+    /// recheck (TB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recheck_tuples: Option<u64>,
 }
 
 impl Record {
@@ -341,6 +425,13 @@ impl Record {
             intersect_mem_bytes: None,
             union_len: None,
             intersect_len: None,
+            build_ms: None,
+            op_ms: None,
+            pages: None,
+            exact_pages: None,
+            lossy_pages: None,
+            tuples: None,
+            recheck_tuples: None,
         }
     }
 }
@@ -351,8 +442,8 @@ fn round_ms(ms: f64) -> f64 {
 }
 
 impl CaseResult {
-    /// The JSON records of this case: one per RT or SET structure, two
-    /// per TS structure (one per lookup order).
+    /// The JSON records of this case: one per RT, RT-C, SET or TB
+    /// structure, two per TS structure (one per lookup order).
     pub fn records(&self) -> Vec<Record> {
         let workload = self.case.id().to_string();
         let params = self.case.params();
@@ -416,6 +507,21 @@ impl CaseResult {
                     ..Record::new(&workload, r.impl_name, params.clone())
                 })
                 .collect(),
+            Rows::Tb(rows) => rows
+                .iter()
+                .map(|r| Record {
+                    mem_bytes: Some(r.mem_bytes),
+                    build_ms: Some(round_ms(r.build_ms)),
+                    op_ms: r.op_ms.map(round_ms),
+                    iterate_ms: Some(round_ms(r.iterate_ms)),
+                    pages: Some(r.walked.pages),
+                    exact_pages: Some(r.walked.exact_pages),
+                    lossy_pages: Some(r.walked.lossy_pages),
+                    tuples: Some(r.walked.tuples),
+                    recheck_tuples: Some(r.walked.recheck_tuples),
+                    ..Record::new(&workload, r.impl_name, params.clone())
+                })
+                .collect(),
         }
     }
 
@@ -438,6 +544,7 @@ impl CaseResult {
             Case::Rtc(rtc) => format!("{} {}", rtc.id(), rtc.name()),
             Case::Ts(ts) => ts.id.to_string(),
             Case::Set(set) => format!("{} {}", set.id(), set.name()),
+            Case::Tb(tb) => format!("{} {}", tb.id, tb.name()),
         };
         let _ = writeln!(out, "### {name} ({})", self.case.params());
         let _ = writeln!(out);
@@ -446,6 +553,7 @@ impl CaseResult {
             Rows::Rtc(rows) => self.rtc_table(&mut out, rows),
             Rows::Ts(rows) => self.ts_table(&mut out, rows),
             Rows::Set(rows) => self.set_table(&mut out, rows),
+            Rows::Tb(rows) => self.tb_table(&mut out, rows),
         }
         if let Some(line) = self.shared_ratios() {
             let _ = writeln!(out, "\n{line}");
@@ -488,7 +596,7 @@ impl CaseResult {
                 }
                 phases
             }
-            Rows::Rtc(_) | Rows::Set(_) => return None,
+            Rows::Rtc(_) | Rows::Set(_) | Rows::Tb(_) => return None,
         };
         let mut line = format!("**{} ÷ project**: ", shared::NAME);
         let figures: Vec<String> = phases
@@ -726,6 +834,138 @@ impl CaseResult {
                 ),
                 group(r.intersect_len),
             );
+        }
+    }
+}
+
+impl CaseResult {
+    fn tb_table(&self, out: &mut String, rows: &[TbRow]) {
+        let Case::Tb(case) = &self.case else {
+            return;
+        };
+        let project = rows.iter().find(|r| r.impl_name == "project");
+        let model = self.tb_model.unwrap_or_default();
+        let e = &model.expected;
+        let what = match case.shape {
+            TbShape::One { order, .. } => format!(
+                "{} TIDs added in {} order, one call each, into one bitmap",
+                group(model.adds),
+                order.name()
+            ),
+            TbShape::And { .. } => format!(
+                "{} TIDs added in random order, one call each, into A and B; A ∩= B",
+                group(model.adds)
+            ),
+            TbShape::Or { seeds, .. } => format!(
+                "{} TIDs added in random order, one call each, into {seeds} bitmaps; \
+                 the other {} OR-ed into the first",
+                group(model.adds),
+                seeds - 1
+            ),
+            TbShape::Rounds { rounds } => format!(
+                "{} rounds of a new bitmap, {} TIDs added one call each, a walk and a drop; \
+                 build: the rounds without their walks, iterate: the rounds with them \
+                 less that",
+                group(rounds),
+                tb::TB6_OFFSETS
+            ),
+        };
+        let _ = write!(
+            out,
+            "{what}. A correct result: {} pages, {} tuples. Memory: after the build{}.",
+            group(e.pages),
+            group(e.tuples),
+            match case.shape {
+                TbShape::And { .. } | TbShape::Or { .. } => ", the largest bitmap",
+                TbShape::Rounds { .. } => ", the largest of a round's bitmaps",
+                TbShape::One { .. } => "",
+            }
+        );
+        if let Some(budget) = case.budget {
+            let _ = write!(
+                out,
+                " Budget {} bytes: memory is read after every add call, in a second, untimed \
+                 build; the project must keep within it, `tbm-hash` may pass it (it limits \
+                 entries, as `tidbitmap.c` does).",
+                group(budget as u64)
+            );
+            if case.lossy_allowed() {
+                let _ = write!(
+                    out,
+                    " Lossy pages are allowed: every match must be on a page, and every exact \
+                     page must hold exactly its matches."
+                );
+            }
+            if !peers::TB_IMPLS.iter().all(|n| peers::tb_runs_on(n, true)) {
+                let _ = write!(out, " `croaring` has no budget and does not run.");
+            }
+        }
+        let _ = writeln!(out, "\n");
+        let op = rows.iter().any(|r| r.op_ms.is_some());
+        let budget = case.budget.is_some();
+        let mut head = String::from(
+            "| impl | memory | mem vs project | build ms | ns/add | build vs project |",
+        );
+        let mut rule = String::from("|---|---:|---:|---:|---:|---:|");
+        if op {
+            head.push_str(" op ms | op vs project |");
+            rule.push_str("---:|---:|");
+        }
+        head.push_str(
+            " iterate ms | iterate vs project | pages | exact | lossy | tuples | recheck tuples |",
+        );
+        rule.push_str("---:|---:|---:|---:|---:|---:|---:|");
+        if budget {
+            head.push_str(" peak memory | over budget |");
+            rule.push_str("---:|---|");
+        }
+        let _ = writeln!(out, "{head}");
+        let _ = writeln!(out, "{rule}");
+        for r in rows {
+            let w = &r.walked;
+            let mut line = format!(
+                "| {} | {} | {} | {:.1} | {} | {} |",
+                r.impl_name,
+                mb(r.mem_bytes),
+                ratio(r.mem_bytes as f64, project.map(|p| p.mem_bytes as f64)),
+                r.build_ms,
+                ns_per(r.build_ms, model.adds),
+                ratio(r.build_ms, project.map(|p| p.build_ms)),
+            );
+            if op {
+                let t = r.op_ms.unwrap_or(0.0);
+                let _ = write!(
+                    line,
+                    " {t:.1} | {} |",
+                    ratio(t, project.and_then(|p| p.op_ms))
+                );
+            }
+            let _ = write!(
+                line,
+                " {:.1} | {} | {} | {} | {} | {} | {} |",
+                r.iterate_ms,
+                ratio(r.iterate_ms, project.map(|p| p.iterate_ms)),
+                group(w.pages),
+                group(w.exact_pages),
+                group(w.lossy_pages),
+                group(w.tuples),
+                group(w.recheck_tuples),
+            );
+            if let (true, Some(limit)) = (budget, case.budget) {
+                let peak = r.peak_bytes.unwrap_or(0);
+                let over = if r.over_budget_adds == 0 {
+                    "no".to_string()
+                } else {
+                    format!(
+                        "{}after {} adds, peak {:.2}x the budget",
+                        if r.keeps_budget { "**yes**: " } else { "yes: " },
+                        group(r.over_budget_adds),
+                        peak as f64 / limit as f64
+                    )
+                };
+                let _ = write!(line, " {} | {over} |", mb(peak));
+            }
+            let _ = writeln!(out, "{line}");
         }
     }
 }

@@ -15,22 +15,35 @@
 //! `A ∩= B`, each on a fresh copy of A (copied untimed); a result's memory
 //! is its own account, or the live bytes added since before the copy of A
 //! was made, read once B's copy (for the union) has been dropped.
+//!
+//! The TB workloads time the build of every bitmap (construction and
+//! every add call), the operation (TB-4's intersection, TB-5's unions)
+//! and the walk of the result; memory is read after each bitmap's build.
+//! Then, untimed: a second walk checks the result against the model, and
+//! with a budget a second build reads the memory after every add call
+//! (for the project, which promises to keep within it, any add that
+//! leaves it over fails the run; `tbm-hash` has how far it went over
+//! reported). TB-6 times its rounds twice, without their walks
+//! (`build_ms`) and with them, `iterate_ms` being the difference.
 
 use std::hint::black_box;
 use std::time::Instant;
 
+use tidstore::Tid;
+
 use crate::alloc::{bytes_since, live_bytes};
 use crate::peers::{
     self, ConcurrentMap, DeadTidSet, Rt128Visitor, RtMap, RtVisitor, RtcVisitor, SetOps,
-    SetVisitor, TsVisitor,
+    SetVisitor, TbVisitor, TidBitmapPeer, TsVisitor,
 };
-use crate::report::{CaseResult, Rows, RtRow, RtcRow, SetRow, TsRow};
+use crate::report::{CaseResult, Rows, RtRow, RtcRow, SetRow, TbRow, TsRow};
 use crate::workloads::rt::RtData;
 use crate::workloads::rt128::Rt128Data;
 use crate::workloads::rtc::{RtcCase, RtcData};
 use crate::workloads::set::{SetData, SetModel};
+use crate::workloads::tb::{self, TbData, TbShape, Verified};
 use crate::workloads::ts::{Order, TsData, iterate};
-use crate::workloads::{Case, Rt128Case, RtCase, SetCase, TsCase};
+use crate::workloads::{Case, Rt128Case, RtCase, SetCase, TbCase, TsCase};
 
 /// What the runner tells its caller while it works.
 #[derive(Debug, Clone, Copy)]
@@ -77,7 +90,9 @@ impl Default for RunOptions {
 impl RunOptions {
     /// The structures to run on `case`, in report order: those named, or
     /// without names every structure of its family that
-    /// [`peers::runs_by_default`] on it.
+    /// [`peers::runs_by_default`] on it; on a TB workload, only those
+    /// [`peers::tb_runs_on`] it (no structure without a budget where the
+    /// workload has one).
     pub fn select(&self, case: &Case) -> Vec<&'static str> {
         let all: &[&'static str] = match case {
             Case::Rt(_) => &peers::RT_IMPLS,
@@ -86,12 +101,17 @@ impl RunOptions {
             Case::Ts(_) => &peers::TS_IMPLS,
             Case::Set(SetCase::Tids { .. }) => &peers::SET_TID_IMPLS,
             Case::Set(SetCase::Keys { .. }) => &peers::SET_KEY_IMPLS,
+            Case::Tb(_) => &peers::TB_IMPLS,
         };
         all.iter()
             .copied()
             .filter(|name| match &self.impls {
                 Some(chosen) => chosen.iter().any(|c| c == name),
                 None => peers::runs_by_default(name, case.id()),
+            })
+            .filter(|name| match case {
+                Case::Tb(tb) => peers::tb_runs_on(name, tb.budget.is_some()),
+                _ => true,
             })
             .collect()
     }
@@ -105,6 +125,7 @@ impl RunOptions {
                 || peers::TS_IMPLS.contains(&n.as_str())
                 || peers::SET_TID_IMPLS.contains(&n.as_str())
                 || peers::SET_KEY_IMPLS.contains(&n.as_str())
+                || peers::TB_IMPLS.contains(&n.as_str())
         };
         self.impls
             .iter()
@@ -130,6 +151,7 @@ pub fn run_case(case: &Case, opts: &RunOptions, events: &mut dyn FnMut(Event<'_>
         Case::Rtc(rtc) => run_rtc(case, rtc, opts, events),
         Case::Ts(ts) => run_ts(case, ts, opts, events),
         Case::Set(set) => run_set(case, set, opts, events),
+        Case::Tb(tb) => run_tb(case, tb, opts, events),
     }
 }
 
@@ -199,6 +221,7 @@ fn run_rtc(
         dead: None,
         index: None,
         set_model: None,
+        tb_model: None,
         rows: Rows::Rtc(rows),
         failures,
     }
@@ -223,6 +246,7 @@ fn run_maps(
         dead: None,
         index: None,
         set_model: None,
+        tb_model: None,
         rows: Rows::Rt(rows),
         failures,
     }
@@ -251,6 +275,7 @@ fn run_ts(
         dead: Some(data.dead()),
         index: Some(data.index()),
         set_model: None,
+        tb_model: None,
         rows: Rows::Ts(rows),
         failures,
     }
@@ -292,7 +317,46 @@ fn run_set(
         dead: None,
         index: None,
         set_model: Some(model),
+        tb_model: None,
         rows: Rows::Set(rows),
+        failures,
+    }
+}
+
+fn run_tb(
+    case: &Case,
+    tb: &TbCase,
+    opts: &RunOptions,
+    events: &mut dyn FnMut(Event<'_>),
+) -> CaseResult {
+    let data = TbData::generate(tb);
+    let (runs, failures) = measure_all(
+        case,
+        &opts.select(case),
+        opts,
+        events,
+        |name| {
+            peers::visit_tb(
+                name,
+                MeasureTb {
+                    case: tb,
+                    data: &data,
+                },
+            )
+            .expect("a known name")
+        },
+        |row| check_tb(tb, &data, row),
+    );
+    let rows = runs.iter().map(|r| TbRow::median(r)).collect();
+    CaseResult {
+        case: case.clone(),
+        lookups: 0,
+        shuffled_lookups: None,
+        dead: None,
+        index: None,
+        set_model: None,
+        tb_model: Some(data.model(tb)),
+        rows: Rows::Tb(rows),
         failures,
     }
 }
@@ -677,6 +741,207 @@ fn check_set(model: &SetModel, row: &SetRow) -> Result<(), String> {
     Ok(())
 }
 
+/// Measures one TB structure once.
+pub struct MeasureTb<'a> {
+    /// The workload.
+    pub case: &'a TbCase,
+    /// Its data.
+    pub data: &'a TbData,
+}
+
+impl TbVisitor for MeasureTb<'_> {
+    type Output = TbRow;
+
+    fn visit<B: TidBitmapPeer>(self) -> TbRow {
+        match self.case.shape {
+            TbShape::Rounds { rounds } => measure_rounds::<B>(self.case, rounds),
+            _ => measure_bitmaps::<B>(self.case, self.data),
+        }
+    }
+}
+
+/// TB-1 to TB-5: builds every bitmap (timed), combines them (timed),
+/// walks the result (timed), then checks it and, with a budget, traces
+/// the memory of a second build.
+fn measure_bitmaps<B: TidBitmapPeer>(case: &TbCase, data: &TbData) -> TbRow {
+    let mut bitmaps: Vec<B> = Vec::with_capacity(data.sides.len());
+    let mut build_ms = 0.0;
+    let mut mem_bytes = 0;
+    for side in 0..data.sides.len() {
+        let before = live_bytes();
+        let start = Instant::now();
+        let bitmap: B = data.build(case, side);
+        build_ms += ms_since(start);
+        mem_bytes = mem_bytes.max(memory(bitmap.own_memory(), before));
+        bitmaps.push(bitmap);
+    }
+    let op_ms = (bitmaps.len() > 1).then(|| {
+        let start = Instant::now();
+        tb::combine(case, &mut bitmaps);
+        ms_since(start)
+    });
+    // The other sides go untimed.
+    bitmaps.truncate(1);
+    let result = &bitmaps[0];
+    let start = Instant::now();
+    let walked = black_box(tb::walk(result, case.tpp));
+    let iterate_ms = ms_since(start);
+    let verified = tb::verify(result, &data.result);
+    drop(bitmaps);
+    let (peak_bytes, over_budget_adds) = match case.budget {
+        Some(budget) => {
+            let (peak, over) = trace_budget::<B>(budget, &data.sides[0]);
+            (Some(peak), over)
+        }
+        None => (None, 0),
+    };
+    TbRow {
+        impl_name: B::NAME,
+        mem_bytes,
+        build_ms,
+        op_ms,
+        iterate_ms,
+        rounds_ms: None,
+        walked,
+        verified,
+        peak_bytes,
+        over_budget_adds,
+        keeps_budget: B::KEEPS_BUDGET,
+    }
+}
+
+/// Builds a bitmap within `budget` from `tids`, untimed, reading its
+/// memory after every add call: the most it held, and the adds after
+/// which it held more than `budget`.
+fn trace_budget<B: TidBitmapPeer>(budget: usize, tids: &[Tid]) -> (u64, u64) {
+    let before = live_bytes();
+    let mut bitmap = B::new(Some(budget));
+    let mut peak = memory(bitmap.own_memory(), before);
+    let mut over = 0;
+    for &tid in tids {
+        bitmap.add_tid(tid);
+        let now = memory(bitmap.own_memory(), before);
+        peak = peak.max(now);
+        over += u64::from(now > budget as u64);
+    }
+    drop(bitmap);
+    (peak, over)
+}
+
+/// TB-6: its rounds timed without their walks, then with them; then,
+/// untimed, every round again with its memory read after every add call
+/// and its walk checked.
+fn measure_rounds<B: TidBitmapPeer>(case: &TbCase, rounds: u64) -> TbRow {
+    let start = Instant::now();
+    black_box(tb::rounds::<B, false>(rounds, case.budget));
+    let build_ms = ms_since(start);
+    let start = Instant::now();
+    let walked = black_box(tb::rounds::<B, true>(rounds, case.budget));
+    let rounds_ms = ms_since(start);
+
+    let budget = case.budget.map_or(u64::MAX, |b| b as u64);
+    let mut peak = 0;
+    let mut over = 0;
+    let mut verified = Verified::default();
+    for r in 0..rounds {
+        let tids = tb::round_tids(r);
+        let before = live_bytes();
+        let mut bitmap = B::new(case.budget);
+        for &tid in &tids {
+            bitmap.add_tid(tid);
+            let now = memory(bitmap.own_memory(), before);
+            peak = peak.max(now);
+            over += u64::from(now > budget);
+        }
+        verified.add(&tb::verify(&bitmap, &tids));
+    }
+    TbRow {
+        impl_name: B::NAME,
+        mem_bytes: peak,
+        build_ms,
+        op_ms: None,
+        iterate_ms: (rounds_ms - build_ms).max(0.0),
+        rounds_ms: Some(rounds_ms),
+        walked,
+        verified,
+        peak_bytes: case.budget.map(|_| peak),
+        over_budget_adds: over,
+        keeps_budget: B::KEEPS_BUDGET,
+    }
+}
+
+/// Checks one TB row against the workload's model: the untimed walk found
+/// nothing wrong (every match on a page, exact pages exactly their
+/// matches, block order); on every workload but TB-3 the measured walk
+/// is exactly the model's (no lossy page, no recheck); on TB-3 lossy
+/// pages count `tpp` recheck tuples each and exact pages none; and a
+/// structure that promises to keep within its budget did after every add
+/// call.
+pub fn check_tb(case: &TbCase, data: &TbData, row: &TbRow) -> Result<(), String> {
+    let v = &row.verified;
+    if v.out_of_order > 0 {
+        return Err(format!(
+            "{} pages came out of block order or twice",
+            v.out_of_order
+        ));
+    }
+    if v.missed > 0 {
+        return Err(format!("{} matching TIDs are on no page", v.missed));
+    }
+    if v.wrong_pages > 0 {
+        return Err(format!(
+            "{} exact pages do not hold exactly their matches",
+            v.wrong_pages
+        ));
+    }
+    let w = &row.walked;
+    if case.lossy_allowed() {
+        if w.pages != w.exact_pages + w.lossy_pages {
+            return Err(format!(
+                "{} pages but {} exact and {} lossy",
+                w.pages, w.exact_pages, w.lossy_pages
+            ));
+        }
+        if w.recheck_tuples != w.lossy_pages * u64::from(case.tpp) {
+            return Err(format!(
+                "{} recheck tuples, expected {} for {} lossy pages (no TID was added for recheck)",
+                w.recheck_tuples,
+                w.lossy_pages * u64::from(case.tpp),
+                w.lossy_pages
+            ));
+        }
+        if w.tuples > data.expected.tuples || w.pages > data.expected.pages {
+            return Err(format!(
+                "the walk gave {} pages and {} tuples, more than the {} and {} there are",
+                w.pages, w.tuples, data.expected.pages, data.expected.tuples
+            ));
+        }
+    } else {
+        if w.lossy_pages > 0 {
+            return Err(format!("{} lossy pages, where none may be", w.lossy_pages));
+        }
+        if *w != data.expected {
+            return Err(format!("the walk saw {w:?}, expected {:?}", data.expected));
+        }
+    }
+    if let (Some(budget), true) = (case.budget, row.keeps_budget) {
+        if row.over_budget_adds > 0 {
+            return Err(format!(
+                "memory passed the budget of {budget} bytes after {} add calls (peak {})",
+                row.over_budget_adds,
+                row.peak_bytes.unwrap_or(0)
+            ));
+        }
+        if row.mem_bytes > budget as u64 {
+            return Err(format!(
+                "memory after the build, {} bytes, is over the budget of {budget}",
+                row.mem_bytes
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -751,6 +1016,96 @@ mod tests {
         let mut wrong = row;
         wrong.walked.tids -= 1;
         assert!(check_ts(&data, &wrong).is_err());
+    }
+
+    #[test]
+    fn wrong_tb_answers_are_reported() {
+        let sizing = Sizing::scaled(Size::Default, 0.002);
+        for id in ["TB-1", "TB-3", "TB-4", "TB-6"] {
+            let Case::Tb(tb) = parse(id, sizing, Variant::default()).unwrap().remove(0) else {
+                unreachable!()
+            };
+            let data = TbData::generate(&tb);
+            let measure = |name| {
+                peers::visit_tb(
+                    name,
+                    MeasureTb {
+                        case: &tb,
+                        data: &data,
+                    },
+                )
+                .unwrap()
+            };
+            let project = measure("project");
+            let hash = measure("tbm-hash");
+            for row in [&project, &hash] {
+                assert_eq!(check_tb(&tb, &data, row), Ok(()), "{id} {}", row.impl_name);
+            }
+            let wrong = |change: &dyn Fn(&mut TbRow)| {
+                let mut row = project.clone();
+                change(&mut row);
+                check_tb(&tb, &data, &row)
+            };
+            assert!(wrong(&|r| r.verified.missed += 1).is_err(), "{id}");
+            assert!(wrong(&|r| r.verified.wrong_pages += 1).is_err(), "{id}");
+            assert!(wrong(&|r| r.verified.out_of_order += 1).is_err(), "{id}");
+            assert!(wrong(&|r| r.walked.recheck_tuples += 1).is_err(), "{id}");
+            if tb.lossy_allowed() {
+                assert!(wrong(&|r| r.walked.pages += 1).is_err(), "{id}");
+            } else {
+                assert!(wrong(&|r| r.walked.tuples -= 1).is_err(), "{id}");
+                assert!(wrong(&|r| r.walked.checksum ^= 1).is_err(), "{id}");
+                assert!(
+                    wrong(&|r| {
+                        r.walked.exact_pages -= 1;
+                        r.walked.lossy_pages += 1;
+                    })
+                    .is_err(),
+                    "{id}"
+                );
+            }
+            // Over the budget: wrong for the project, which promises to
+            // keep within it; reported, not wrong, for tbm-hash.
+            if let Some(budget) = tb.budget {
+                let over = |r: &mut TbRow| {
+                    r.over_budget_adds = 3;
+                    r.peak_bytes = Some(budget as u64 + 1);
+                };
+                assert!(wrong(&over).is_err(), "{id}");
+                let mut hash_over = hash.clone();
+                over(&mut hash_over);
+                assert_eq!(check_tb(&tb, &data, &hash_over), Ok(()), "{id}");
+                assert!(wrong(&|r| r.mem_bytes = budget as u64 + 1).is_err(), "{id}");
+            }
+        }
+    }
+
+    #[test]
+    fn croaring_is_not_applicable_where_there_is_a_budget() {
+        let opts = RunOptions {
+            impls: Some(vec!["croaring".into(), "tbm-hash".into()]),
+            ..RunOptions::default()
+        };
+        let all = RunOptions::default();
+        for (id, with_croaring) in [
+            ("TB-1", true),
+            ("TB-2", true),
+            ("TB-3", false),
+            ("TB-4", true),
+            ("TB-5", true),
+            ("TB-6", false),
+        ] {
+            let case = tiny(id);
+            let expected: &[&str] = if with_croaring {
+                &["tbm-hash", "croaring"]
+            } else {
+                &["tbm-hash"]
+            };
+            assert_eq!(opts.select(&case), expected, "{id}");
+            assert_eq!(all.select(&case)[0], "project", "{id}");
+            assert_eq!(all.select(&case).len(), expected.len() + 1, "{id}");
+        }
+        assert!(opts.unknown_impls().is_empty());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What a measured structure is to the workloads: one trait per workload
-//! family ([`RtMap`], [`DeadTidSet`], [`SetOps`], and [`ConcurrentMap`]
-//! for RT-C), the data SET-1 hands its structures ([`TidSide`]), and the
+//! family ([`RtMap`], [`DeadTidSet`], [`SetOps`], [`ConcurrentMap`] for
+//! RT-C, and [`TidBitmapPeer`] with its walk's [`PageSink`] for the TB
+//! workloads), the data SET-1 hands its structures ([`TidSide`]), and the
 //! encodings both sides use.
 //!
 //! The workloads (`crate::workloads`) drive these traits and the peers
@@ -353,4 +354,75 @@ pub fn lookup<S: DeadTidSet>(set: &S, tids: &[Tid]) -> u64 {
         matched += u64::from(set.is_member(tid));
     }
     matched
+}
+
+/// Where a TID bitmap's walk ([`TidBitmapPeer::walk`]) puts its pages: a
+/// bitmap heap scan, which reads an exact page's offsets, or every tuple
+/// of a lossy page.
+///
+/// Each peer hands over an exact page's offsets as its own iterator (the
+/// project's `PageOffsets`, the hash bitmap's bit scan, croaring's run of
+/// values), so that no peer pays for a copy another does not.
+pub trait PageSink {
+    /// An exact page: `block`, its offsets (ascending, at least one), and
+    /// whether its matches must be rechecked.
+    fn exact(&mut self, block: u32, offsets: impl Iterator<Item = u16>, recheck: bool);
+
+    /// A lossy page: every tuple of `block` must be rechecked.
+    fn lossy(&mut self, block: u32);
+}
+
+/// A TID bitmap, as the TB workloads use it: a bitmap index scan adds the
+/// TIDs an index returns one call each, BitmapAnd and BitmapOr combine
+/// bitmaps in place, and a bitmap heap scan walks the result in block
+/// order (PostgreSQL's `tidbitmap.c`: `tbm_create`, `tbm_add_tuples`,
+/// `tbm_intersect`, `tbm_union`, `tbm_iterate`).
+///
+/// The workloads (`crate::workloads::tb`) drive it; only
+/// [`walk`](Self::walk) reads it, and the harness counts what the walk
+/// gives (pages, exact and lossy, tuples, recheck tuples) and checks it
+/// against a model.
+pub trait TidBitmapPeer: Sized {
+    /// The `impl` name in reports (`project`, `tbm-hash`, `croaring`).
+    const NAME: &'static str;
+
+    /// Whether the bitmap takes a memory budget at all. One that does not
+    /// (croaring) runs only on the unlimited workloads; the runner skips it
+    /// on the others.
+    const BUDGETED: bool;
+
+    /// Whether the bitmap promises that its memory never passes its budget
+    /// once an add call returns (the project's). The runner then fails it
+    /// when its memory passed the budget after any add; a bitmap without
+    /// the promise (`tbm-hash`, as `tidbitmap.c`, which may raise its own
+    /// limit and counts entries rather than bytes) has how far it passed
+    /// it reported instead.
+    const KEEPS_BUDGET: bool;
+
+    /// An empty bitmap limited to `budget` bytes, or unlimited for `None`.
+    /// A bitmap that is not [`BUDGETED`](Self::BUDGETED) is only ever
+    /// asked for `None`.
+    fn new(budget: Option<usize>) -> Self;
+
+    /// Adds one TID (no recheck), one call per TID as a bitmap index scan
+    /// makes them. Every adapter marks this `#[inline]`.
+    fn add_tid(&mut self, tid: Tid);
+
+    /// `self ∩= other` (BitmapAnd), with PostgreSQL's meaning where pages
+    /// are lossy.
+    fn intersect_with(&mut self, other: &Self);
+
+    /// `self ∪= other` (BitmapOr), with PostgreSQL's meaning where pages
+    /// are lossy.
+    fn union_with(&mut self, other: &Self);
+
+    /// Walks the bitmap in block order, each page once, giving `sink` its
+    /// block and its exact offsets or the lossy mark.
+    fn walk<S: PageSink>(&self, sink: &mut S);
+
+    /// Bytes held, for a structure that accounts for its own memory;
+    /// `None` to have the counting allocator measure it.
+    fn own_memory(&self) -> Option<usize> {
+        None
+    }
 }

@@ -38,9 +38,9 @@ enum SizeArg {
 #[command(name = "bench-report", version)]
 struct Args {
     /// Workload ids (RT-1..RT-7, RT-C, TS-1..TS-8, TS-D, TS-S, SET-1,
-    /// SET-2); a variant may follow a colon: RT-4:0xFFFFFF, RT-5:16,
-    /// RT-6:15, RT-4:all, RT-C:1,1 (one row: readers,writers). Default:
-    /// every workload.
+    /// SET-2, TB-1..TB-6); a variant may follow a colon: RT-4:0xFFFFFF,
+    /// RT-5:16, RT-6:15, RT-4:all, RT-C:1,1 (one row: readers,writers).
+    /// Default: every workload.
     workloads: Vec<String>,
     /// The size column of WORKLOADS.md.
     #[arg(long, value_enum, default_value = "default")]
@@ -67,12 +67,13 @@ struct Args {
     random_block: bool,
     /// Also write one SVG chart per workload family that ran into DIR
     /// (created if missing): DIR/rt.svg, DIR/rt-c.svg, DIR/ts.svg,
-    /// DIR/set.svg. Each shows, for every case and structure, its time and
-    /// memory divided by the project's, on a log scale.
+    /// DIR/set.svg, DIR/tb.svg. Each shows, for every case and structure,
+    /// its time and memory divided by the project's, on a log scale.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
     /// Factor on workload sizes, for quick checks (1 = as written); it
-    /// also scales RT-C's 2 s of wall clock per row.
+    /// also scales RT-C's 2 s of wall clock per row, TB-6's rounds and
+    /// TB-3's budget.
     #[arg(long, default_value_t = 1.0, hide = true)]
     scale: f64,
 }

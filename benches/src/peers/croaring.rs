@@ -12,7 +12,11 @@
 //!
 //! The set-operation workloads use the same bitmap: SET-1 over the same
 //! encoding, SET-2 over the keys (a set: the values, equal to the keys,
-//! are dropped), combined with `|=` and `&=`.
+//! are dropped), combined with `|=` and `&=`. So do the TID bitmap
+//! workloads without a budget (TB-1, TB-2, TB-4, TB-5; a `Bitmap64` has
+//! no memory limit, so TB-3 and TB-6 do not run it): one `add` per TID,
+//! `&=` and `|=`, and a walk that groups the values by block, every page
+//! exact.
 
 use std::sync::Once;
 
@@ -21,7 +25,9 @@ use tidstore::Tid;
 
 use crate::structures::TidSide;
 
-use super::{DeadTidSet, SetOps, element_checksum, group_by_block, tid_to_u64};
+use super::{
+    DeadTidSet, PageSink, SetOps, TidBitmapPeer, element_checksum, group_by_block, tid_to_u64,
+};
 
 static RUST_ALLOC: Once = Once::new();
 
@@ -131,3 +137,42 @@ croaring_set_ops!(
         }
     }
 );
+
+/// The TB workloads' `croaring::Bitmap64` of `(blk << 16) | off`: one
+/// `add` per TID, `&=`, `|=`, and a walk grouped by block. It has no
+/// budget, so it runs only on the unlimited workloads.
+pub struct CroaringBitmap(Bitmap64);
+
+impl TidBitmapPeer for CroaringBitmap {
+    const NAME: &'static str = "croaring";
+    const BUDGETED: bool = false;
+    const KEEPS_BUDGET: bool = false;
+
+    fn new(budget: Option<usize>) -> Self {
+        assert!(
+            budget.is_none(),
+            "croaring has no memory budget: the TB workloads with one do not run it"
+        );
+        route_allocations_through_rust();
+        Self(Bitmap64::new())
+    }
+
+    #[inline]
+    fn add_tid(&mut self, tid: Tid) {
+        self.0.add(tid_to_u64(tid));
+    }
+
+    fn intersect_with(&mut self, other: &Self) {
+        self.0 &= &other.0;
+    }
+
+    fn union_with(&mut self, other: &Self) {
+        self.0 |= &other.0;
+    }
+
+    fn walk<S: PageSink>(&self, sink: &mut S) {
+        group_by_block(self.0.iter(), |block, offsets| {
+            sink.exact(block, offsets.iter().copied(), false);
+        });
+    }
+}

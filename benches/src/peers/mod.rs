@@ -7,7 +7,11 @@
 //! - [`SetOps`]: a structure combined with another of its type, for the
 //!   set-operation workloads (SET-1 over TIDs, SET-2 over `u64` keys);
 //! - [`ConcurrentMap`]: a `u64 -> u64` map shared by threads, for RT-C
-//!   (every one in [`concurrent`]).
+//!   (every one in [`concurrent`]);
+//! - [`TidBitmapPeer`]: a TID bitmap (adds, BitmapAnd, BitmapOr, a walk in
+//!   block order into a [`PageSink`]), for the TB workloads: the project's
+//!   ([`bitmap`]), [`tbm_hash`] (the stand-in for PostgreSQL's
+//!   `tidbitmap.c`) and croaring.
 //!
 //! One file per peer family. Every implementation is a thin adapter: the
 //! workloads' loops are written once, generically, in
@@ -25,6 +29,7 @@
 //! sorted vector's RT-1 search took 10% longer.)
 
 pub mod array;
+pub mod bitmap;
 pub mod blart;
 pub mod btree;
 pub mod concurrent;
@@ -36,9 +41,11 @@ pub mod rart;
 pub mod roaring;
 pub mod shared;
 pub mod sorted_vec;
+pub mod tbm_hash;
 
 pub use crate::structures::{
-    ConcurrentMap, DeadTidSet, RtMap, SetOps, TidSide, element_checksum, group_by_block, tid_to_u64,
+    ConcurrentMap, DeadTidSet, PageSink, RtMap, SetOps, TidBitmapPeer, TidSide, element_checksum,
+    group_by_block, tid_to_u64,
 };
 
 /// Every RT structure's name, project first, in report order.
@@ -107,6 +114,31 @@ pub const SET_KEY_IMPLS: [&str; 4] = [
     btree::BTreeMapKeys::NAME,
 ];
 
+/// Every TB (TID bitmap) structure's name, project first, in report
+/// order: the project's `TidBitmap`, the hash-table bitmap built as
+/// `tidbitmap.c` is, then croaring (on the unlimited workloads only; see
+/// [`tb_runs_on`]).
+pub const TB_IMPLS: [&str; 3] = [
+    bitmap::ProjectBitmap::NAME,
+    tbm_hash::TbmHash::NAME,
+    croaring::CroaringBitmap::NAME,
+];
+
+/// Whether the TB structure `name` runs on a workload with (`budgeted`)
+/// or without a memory budget: a structure that takes none
+/// ([`TidBitmapPeer::BUDGETED`] false: croaring) is not applicable to
+/// TB-3 and TB-6, whether or not `--impls` names it.
+pub fn tb_runs_on(name: &str, budgeted: bool) -> bool {
+    struct TakesBudget;
+    impl TbVisitor for TakesBudget {
+        type Output = bool;
+        fn visit<B: TidBitmapPeer>(self) -> bool {
+            B::BUDGETED
+        }
+    }
+    !budgeted || visit_tb(name, TakesBudget).unwrap_or(false)
+}
+
 /// The workloads a structure runs on when no `--impls` names it: every
 /// RT or TS workload of its family, except `project-shared`, which runs by
 /// default only where it is compared with the local project (RT-1, RT-2,
@@ -165,6 +197,26 @@ pub trait SetVisitor<I: ?Sized> {
     type Output;
     /// Does the work with structure type `S`.
     fn visit<S: SetOps<Input = I>>(self) -> Self::Output;
+}
+
+/// Work to do with one TB structure type, chosen at run time by name
+/// through [`visit_tb`].
+pub trait TbVisitor {
+    /// What the work returns.
+    type Output;
+    /// Does the work with bitmap type `B`.
+    fn visit<B: TidBitmapPeer>(self) -> Self::Output;
+}
+
+/// Runs `visitor` with the TB structure called `name` (one of
+/// [`TB_IMPLS`]); `None` for an unknown name.
+pub fn visit_tb<V: TbVisitor>(name: &str, visitor: V) -> Option<V::Output> {
+    Some(match name {
+        bitmap::ProjectBitmap::NAME => visitor.visit::<bitmap::ProjectBitmap>(),
+        tbm_hash::TbmHash::NAME => visitor.visit::<tbm_hash::TbmHash>(),
+        croaring::CroaringBitmap::NAME => visitor.visit::<croaring::CroaringBitmap>(),
+        _ => return None,
+    })
 }
 
 /// Runs `visitor` with the SET-1 structure called `name` (one of

@@ -7,19 +7,23 @@
 //!   (concurrent `u64 -> u64` maps);
 //! - [`ts`]: the TID store workloads TS-1 to TS-8, TS-D and TS-S;
 //! - [`set`]: the set-operation workloads SET-1 (TID stores) and SET-2
-//!   (`u64 -> u64` trees).
+//!   (`u64 -> u64` trees);
+//! - [`tb`]: the TID bitmap workloads TB-1 to TB-6 (bitmap index and heap
+//!   scans).
 //!
 //! A workload id on the command line may name a variant after a colon:
 //! `RT-4:0xFFFFFF` (a filter), `RT-5:16` (a fanout), `RT-6:15`, or `:all`
 //! for every variant WORKLOADS.md lists. Without one, RT-4 runs its default
 //! filter, RT-5 every fanout, and RT-6 fanout 120. RT-C takes one row of
 //! readers and writers as `RT-C:R,W` (`RT-C:1,1`); without one it runs
-//! every row WORKLOADS.md lists. RT-7, TS-* and SET-* take no variant.
+//! every row WORKLOADS.md lists. RT-7, TS-*, SET-* and TB-* take no
+//! variant.
 
 pub mod rt;
 pub mod rt128;
 pub mod rtc;
 pub mod set;
+pub mod tb;
 pub mod ts;
 
 use std::fmt;
@@ -28,6 +32,7 @@ pub use rt::RtCase;
 pub use rt128::Rt128Case;
 pub use rtc::RtcCase;
 pub use set::SetCase;
+pub use tb::TbCase;
 pub use ts::TsCase;
 
 /// WORKLOADS.md's size column.
@@ -103,6 +108,8 @@ pub enum Case {
     Ts(TsCase),
     /// A set-operation workload (SET-1, SET-2).
     Set(SetCase),
+    /// A TID bitmap workload (TB-1 to TB-6).
+    Tb(TbCase),
 }
 
 impl Case {
@@ -114,6 +121,7 @@ impl Case {
             Case::Rtc(c) => c.id(),
             Case::Ts(c) => c.id,
             Case::Set(c) => c.id(),
+            Case::Tb(c) => c.id,
         }
     }
 
@@ -125,6 +133,7 @@ impl Case {
             Case::Rtc(c) => c.params(),
             Case::Ts(c) => c.params(),
             Case::Set(c) => c.params(),
+            Case::Tb(c) => c.params(),
         }
     }
 }
@@ -135,10 +144,11 @@ impl fmt::Display for Case {
     }
 }
 
-/// The ids run when none are named: every RT, TS and SET workload.
-pub const DEFAULT_WORKLOADS: [&str; 20] = [
+/// The ids run when none are named: every RT, TS, SET and TB workload.
+pub const DEFAULT_WORKLOADS: [&str; 26] = [
     "RT-1", "RT-2", "RT-3", "RT-4", "RT-5", "RT-6", "RT-7", "RT-C", "TS-1", "TS-2", "TS-3", "TS-4",
-    "TS-5", "TS-6", "TS-7", "TS-8", "TS-D", "TS-S", "SET-1", "SET-2",
+    "TS-5", "TS-6", "TS-7", "TS-8", "TS-D", "TS-S", "SET-1", "SET-2", "TB-1", "TB-2", "TB-3",
+    "TB-4", "TB-5", "TB-6",
 ];
 
 /// Options that change a workload's data beyond its size.
@@ -175,6 +185,13 @@ pub fn parse(spec: &str, sizing: Sizing, variant: Variant) -> Result<Vec<Case>, 
         }
         set::case(&id, sizing)
             .map(|c| vec![Case::Set(c)])
+            .ok_or_else(|| format!("unknown workload {spec}"))
+    } else if id.starts_with("TB-") {
+        if arg.is_some() {
+            return Err(format!("{id} takes no variant"));
+        }
+        tb::case(&id, sizing)
+            .map(|c| vec![Case::Tb(c)])
             .ok_or_else(|| format!("unknown workload {spec}"))
     } else {
         Err(format!("unknown workload {spec}"))
@@ -229,6 +246,13 @@ mod tests {
         assert_eq!(parse("SET-2", s, v).unwrap()[0].id(), "SET-2");
         assert!(parse("SET-2:x", s, v).is_err());
         assert!(parse("SET-3", s, v).is_err());
+        assert_eq!(parse("tb-3", s, v).unwrap()[0].id(), "TB-3");
+        assert_eq!(
+            parse("TB-6", s, v).unwrap()[0].params(),
+            "rounds=1000000,budget=4194304"
+        );
+        assert!(parse("TB-1:x", s, v).is_err());
+        assert!(parse("TB-7", s, v).is_err());
         assert!(parse("XX", s, v).is_err());
     }
 
