@@ -6,7 +6,9 @@ lengths on both sides of the varlen embedding limit, TID store forms and
 refused calls, the map API: entries, mutable and owning iteration, bulk
 removal, split and append, cursors, clones and set operations; the TID
 store's set operations; concurrent trees, sequentially and in threaded
-steps).
+steps; trees with range values: chunks merged, split and spanned at every
+level; TID bitmaps: every add, lossy chunks and blocks within a budget,
+unions and intersections).
 
 The bytes follow the `arbitrary` 1.x encoding that `fuzz_target!` decodes
 (`Arbitrary::arbitrary_take_rest`): integers little-endian, `bool` the low
@@ -14,8 +16,9 @@ bit of a byte, an enum variant a `u32` scaled by the variant count, and a `Vec`
 (the trailing list of operations, or offsets inside one) one `true` byte
 before each element, a `false` byte or the end of the data after the last. Variant
 numbers follow declaration order in src/ops.rs, src/keys.rs, src/shared.rs,
-src/tids.rs, src/tid_sets.rs and src/concurrent.rs; if those enums change,
-re-run this script (old seeds still decode, just to other operations). Check a seed's meaning with
+src/tids.rs, src/tid_sets.rs, src/concurrent.rs, src/ranges.rs and
+src/bitmap.rs; if those enums change, re-run this script (old seeds still
+decode, just to other operations). Check a seed's meaning with
 `cargo +nightly fuzz fmt <target> seeds/<target>/<file>`.
 
 Usage: python3 make_seeds.py   (from any directory)
@@ -676,7 +679,7 @@ def shared_seeds(compression=NONE):
 
 
 # --------------------------------------------------------------- tids.rs
-TIDOP = 9
+TIDOP = 10
 OFFSETS = 5
 
 
@@ -738,6 +741,20 @@ def tid_clear(e):
 
 def tid_verify(e):
     tid_op(e, 8)
+
+
+def tid_equal_run(e, key, args, count, offsets, oargs, at, changed=None):
+    """`changed` None, or (offsets, oargs) for the block `at % count`."""
+    tid_op(e, 9)
+    key(e, *args)
+    e.u16(count)
+    offsets(e, *oargs)
+    e.u16(at)
+    if changed is None:
+        e.bool(False)
+    else:
+        e.bool(True)
+        changed[0](e, *changed[1])
 
 
 def tid_input(insert_only, budget, bases):
@@ -804,6 +821,45 @@ def tidstore_seeds():
     e.variant(1, OFFSETS).vec_u16([2049 * 3, 7])
     tid_iterate(e)
     seeds["refused"] = e
+
+    # Runs of blocks with equal offsets, which the block table stores as
+    # range values: 600 blocks from a chunk's start (two chunks merge),
+    # then the middle one changed (its range splits); a run across a
+    # chunk edge with the edge block changed to a bitmap; a run of
+    # refused offsets; an empty run; a run replaced block by block.
+    e = tid_input(False, None, [0x1_0000, 0x2_0000 - 44, 0x7_0000])
+    tid_equal_run(e, clustered, [0, 0], 600, run_offsets, [0, 3], 300,
+                  (stride_offsets, [3, 3, 5]))
+    tid_probe(e, clustered, [0, 299], 3)
+    tid_probe(e, clustered, [0, 300], 3)
+    tid_probe_near(e, 256, 0, 0, 0)
+    tid_equal_run(e, clustered, [1, 0], 600, stride_offsets, [0, 1, 1], 44,
+                  (run_offsets, [999, 1049]))
+    tid_equal_run(e, clustered, [2, 0], 512, stride_offsets, [9, 30, 3], 0)
+    tid_replace(e, 1500, stride_offsets, [9, 30, 3])
+    tid_op(e, 9)  # a run of refused offsets
+    clustered(e, 2, 600)
+    e.u16(50).variant(0, OFFSETS).vec_u16([5, 3]).u16(7).bool(False)
+    tid_equal_run(e, clustered, [2, 0], 0, run_offsets, [0, 1], 0)
+    tid_verify(e)
+    tid_equal_run(e, clustered, [0, 0], 600, run_offsets, [0, 3], 599,
+                  (run_offsets, [0, 3]))
+    tid_copy(e, 256, 8)
+    tid_iterate(e)
+    seeds["equal_runs"] = e
+
+    # The same in insert-only memory with a small budget: two chunks
+    # merge, the first block of the second changes, the run is reset.
+    e = tid_input(True, "small", [0x4_0000, 0, 0])
+    tid_equal_run(e, clustered, [0, 0], 512, run_offsets, [0, 2048], 256,
+                  (stride_offsets, [0, 2, 40]))
+    tid_equal_run(e, clustered, [0, 256], 256, run_offsets, [0, 2048], 0)
+    tid_verify(e)
+    tid_clear(e)
+    tid_equal_run(e, clustered, [0, 255], 258, stride_offsets, [0, 1, 3], 1,
+                  (stride_offsets, [0, 1, 2]))
+    tid_iterate(e)
+    seeds["equal_runs_insert_only"] = e
 
     return seeds
 
@@ -944,6 +1000,499 @@ def tid_set_seeds():
               ("set", True, raw_block(7), full_form), ("combine", "intersect", False)])
     probes(e, [(spread(5), 151), (spread(5), 152), (window(0), 2048)])
     seeds["many_blocks_subsets"] = e
+    return seeds
+
+
+# -------------------------------------------------------------- ranges.rs
+RANGEOP = 16
+(G_INSERT, G_REMOVE, G_INSERT_RUN, G_REMOVE_RUN, G_INSERT_SPAN, G_SET_SPAN,
+ G_GET, G_SPANS, G_RANGE, G_ITERATE, G_SEEK, G_CURSOR, G_GET_EACH,
+ G_CLONE_CHANGE, G_CLEAR, G_VERIFY) = range(RANGEOP)
+LEAF_TREE, VARLEN_TREE, INLINE_TREE = range(3)
+# Level bytes (ranges::level_of): 0, 1, 2, 3, and 4 (refused).
+L0, L1, L2, L3, L4 = 0, 1, 12, 14, 15
+STEP1, STEP256, STEP64K = 0, 225, 226
+
+# A RangeKey is written by a callable: low(n), chunk(c, offset),
+# existing_key(at, delta) or any_u32(n); a RangeBound by r_incl(key),
+# r_excl(key) or r_unb.
+
+
+def low(n):
+    return lambda e: e.variant(0, 4).u32(n)
+
+
+def chunk(c, offset):
+    return lambda e: e.variant(1, 4).u16(c).u8(offset)
+
+
+def existing_key(at, delta):
+    return lambda e: e.variant(2, 4).u32(at).i8(delta)
+
+
+def any_u32(n):
+    return lambda e: e.variant(3, 4).u32(n)
+
+
+def r_incl(key):
+    return lambda e: (e.variant(0, 3), key(e))
+
+
+def r_excl(key):
+    return lambda e: (e.variant(1, 3), key(e))
+
+
+def r_unb(e):
+    e.variant(2, 3)
+
+
+def g_op(e, index):
+    e.element().variant(index, RANGEOP)
+
+
+def g_insert(e, key, value):
+    g_op(e, G_INSERT)
+    key(e)
+    e.u8(value)
+
+
+def g_remove(e, key):
+    g_op(e, G_REMOVE)
+    key(e)
+
+
+def g_insert_run(e, start, length, step, value, vary=0):
+    g_op(e, G_INSERT_RUN)
+    start(e)
+    e.u16(length).u8(step).u8(value).u8(vary)
+
+
+def g_remove_run(e, start, length, step):
+    g_op(e, G_REMOVE_RUN)
+    start(e)
+    e.u16(length).u8(step)
+
+
+def g_span(e, key, level, value, with_old=False):
+    g_op(e, G_INSERT_SPAN)
+    key(e)
+    e.u8(level).u8(value).bool(with_old)
+
+
+def g_set_span(e, key, value):
+    g_op(e, G_SET_SPAN)
+    key(e)
+    e.u8(value)
+
+
+def g_get(e, key):
+    g_op(e, G_GET)
+    key(e)
+
+
+def g_spans(e, lo, hi):
+    g_op(e, G_SPANS)
+    lo(e)
+    hi(e)
+
+
+def g_range(e, lo, hi, pattern):
+    g_op(e, G_RANGE)
+    lo(e)
+    hi(e)
+    e.u64(pattern)
+
+
+def g_iterate(e, pattern):
+    g_op(e, G_ITERATE)
+    e.u64(pattern)
+
+
+def g_seek(e, key):
+    g_op(e, G_SEEK)
+    key(e)
+
+
+G_CURSOR_MOVES = 7
+
+
+def g_cursor(e, start, moves):
+    """`moves`: NEXT, PREV, PEEK_NEXT, PEEK_PREV, FORK, ("seek", key) or
+    ("seek_get", key)."""
+    g_op(e, G_CURSOR)
+    start(e)
+    for m in moves:
+        e.bool(True)
+        if isinstance(m, tuple):
+            e.variant(4 if m[0] == "seek" else 5, G_CURSOR_MOVES)
+            m[1](e)
+        else:
+            e.variant(m, G_CURSOR_MOVES)
+    e.bool(False)
+
+
+def g_get_each(e, keys, run):
+    g_op(e, G_GET_EACH)
+    for k in keys:
+        e.bool(True)
+        k(e)
+    e.bool(False)
+    e.u16(run)
+
+
+def g_clone_insert(e, key, value):
+    g_op(e, G_CLONE_CHANGE)
+    e.variant(0, 3)
+    key(e)
+    e.u8(value)
+
+
+def g_clone_remove(e, key):
+    g_op(e, G_CLONE_CHANGE)
+    e.variant(1, 3)
+    key(e)
+
+
+def g_clone_span(e, key, level, value):
+    g_op(e, G_CLONE_CHANGE)
+    e.variant(2, 3)
+    key(e)
+    e.u8(level).u8(value)
+
+
+def g_clear(e):
+    g_op(e, G_CLEAR)
+
+
+def g_verify(e):
+    g_op(e, G_VERIFY)
+
+
+def ranges_input(insert_only, second, finish):
+    return Enc().bool(insert_only).variant(second, 3).variant(finish, 3)
+
+
+def ranges_seeds():
+    seeds = {}
+    L2_BASE = 0x1_0000  # a span of level 2 (keys 0x10000..=0x1FFFF)
+    L3_BASE = 0x0300_0000  # a span of level 3 (2^24 keys)
+
+    # Runs of one value fill chunks, which merge into ranges; inserts of
+    # other values split them, of the same value are absorbed; a remove
+    # splits, the 256th key back merges again; runs with a varying value
+    # do not merge; walks, cursors, batches and clones over them.
+    e = ranges_input(False, LEAF_TREE, DRAIN)
+    g_insert_run(e, low(0), 600, STEP1, 1)
+    g_get(e, chunk(1, 7))
+    g_spans(e, r_unb, r_unb)
+    g_insert(e, chunk(0, 100), 2)
+    g_insert(e, chunk(0, 100), 1)
+    g_insert(e, chunk(1, 50), 1)
+    g_remove(e, chunk(1, 0))
+    g_insert(e, chunk(1, 0), 1)
+    g_insert_run(e, chunk(4, 0), 256, STEP1, 3)
+    g_insert_run(e, chunk(8, 0), 512, STEP1, 4, vary=7)
+    g_remove_run(e, chunk(0, 10), 300, STEP1)
+    g_range(e, r_incl(chunk(0, 0)), r_excl(chunk(5, 3)), 0x5555_5555_5555_5555)
+    g_range(e, r_excl(chunk(4, 255)), r_incl(chunk(9, 0)), 2**64 - 1)
+    g_iterate(e, 0xF0F0_F0F0_F0F0_F0F0)
+    g_verify(e)
+    g_cursor(e, chunk(4, 250), [NEXT] * 9 + [PREV, PREV, ("seek", chunk(1, 255)),
+                                            PEEK_NEXT, PEEK_PREV,
+                                            ("seek_get", chunk(4, 3)), FORK, NEXT, PREV])
+    g_get_each(e, [chunk(4, 1), low(5), any_u32(2**31)], 1024)
+    g_seek(e, chunk(3, 200))
+    g_seek(e, chunk(4, 255))
+    g_clone_insert(e, chunk(4, 9), 5)
+    g_clone_remove(e, chunk(4, 9))
+    g_clone_span(e, chunk(6, 0), 1, 3)
+    g_set_span(e, chunk(4, 9), 6)
+    g_spans(e, r_incl(chunk(4, 100)), r_excl(chunk(9, 17)))
+    seeds["fill_merge_split"] = e
+
+    # Spans at every level: a chunk, a level-2 span split down to a key
+    # and its chunks replaced, the level-2 span changed through
+    # get_span_mut; a level-3 span, a run splitting one of its chunks
+    # per key (over 1 MiB of nodes: the pipelined batch), walks and
+    # seeks across its edges, and a level the key cannot have.
+    e = ranges_input(False, VARLEN_TREE, CLEAR)
+    g_span(e, chunk(2, 17), L1, 1)
+    g_span(e, low(L2_BASE + 5), L2, 2, with_old=True)
+    g_insert(e, low(L2_BASE + 300), 3)
+    g_span(e, low(L2_BASE + 256 * 3), L1, 2, with_old=True)
+    g_span(e, low(L2_BASE + 256 * 5), L1, 5, with_old=True)
+    g_set_span(e, low(L2_BASE + 600), 4)
+    g_set_span(e, low(L2_BASE + 300), 4)
+    g_get(e, low(L2_BASE + 65535))
+    g_spans(e, r_incl(low(L2_BASE + 100)), r_incl(low(L2_BASE + 70000)))
+    g_span(e, any_u32(L3_BASE + 12345), L3, 6)
+    g_insert(e, any_u32(L3_BASE + 5), 7)
+    g_remove(e, any_u32(L3_BASE + 6))
+    g_insert_run(e, any_u32(L3_BASE), 600, STEP256, 1)
+    g_get_each(e, [any_u32(L3_BASE + 5), any_u32(L3_BASE + 0x100), any_u32(0x0400_0000)], 1024)
+    g_range(e, r_incl(any_u32(L3_BASE - 10)), r_excl(any_u32(0x0400_0000)), 2**64 - 1)
+    g_range(e, r_incl(any_u32(L3_BASE - 10)), r_excl(any_u32(0x0400_0000)), 0)
+    g_iterate(e, 0x3333_3333_3333_3333)
+    g_cursor(e, any_u32(L3_BASE - 1), [NEXT, NEXT, PREV, PREV, PREV,
+                                       ("seek", any_u32(0x03FF_FFFF)), NEXT, NEXT, PEEK_PREV])
+    g_seek(e, any_u32(0x0400_0000))
+    g_seek(e, any_u32(L3_BASE + 6))
+    g_span(e, any_u32(L3_BASE), L3, 6)
+    g_span(e, low(5), L4, 1)
+    g_clone_span(e, any_u32(L3_BASE + 77), 2, 1)
+    g_spans(e, r_unb, r_unb)
+    g_verify(e)
+    seeds["spans_levels"] = e
+
+    # Chunk edges: runs straddling them with the step of a key and of a
+    # chunk, a root of one value that merges under a new root and splits
+    # back, spans shown by insert_span_with_old over keys and ranges at
+    # the bottom of the key space, lookups of existing keys and their
+    # neighbours; a clear and a refill.
+    e = ranges_input(True, INLINE_TREE, DROP)
+    g_insert_run(e, low(0), 256, STEP1, 2)
+    g_insert(e, low(7), 3)
+    g_insert(e, low(7), 2)
+    g_get(e, existing_key(0, 0))
+    g_insert_run(e, low(200), 400, STEP1, 2)
+    g_insert_run(e, low(0), 600, STEP256, 5)
+    g_span(e, low(0), L1, 4, with_old=True)
+    g_span(e, low(0), L2, 4, with_old=True)
+    g_span(e, low(0), L2, 4, with_old=True)
+    g_insert(e, existing_key(0, 1), 4)
+    g_remove(e, existing_key(3000, 0))
+    g_get(e, existing_key(2**31 + 5, -1))
+    g_remove_run(e, low(250), 12, STEP1)
+    g_spans(e, r_excl(low(250)), r_incl(low(300)))
+    g_range(e, r_incl(existing_key(100, -2)), r_unb, 0xAAAA_AAAA_AAAA_AAAA)
+    g_iterate(e, 0)
+    g_clear(e)
+    g_insert_run(e, chunk(1023, 0), 256, STEP1, 1)
+    g_insert(e, any_u32(2**32 - 1), 1)
+    g_span(e, any_u32(2**32 - 1), L1, 1)
+    g_cursor(e, any_u32(2**32 - 300), [NEXT, ("seek", any_u32(2**32 - 1)), NEXT, NEXT, PREV,
+                                       PEEK_NEXT, ("seek_get", chunk(1023, 255))])
+    g_get_each(e, [chunk(1023, 0), any_u32(2**32 - 1), low(0)], 0)
+    g_seek(e, any_u32(2**32 - 2))
+    seeds["chunk_edges"] = e
+    return seeds
+
+
+# ----------------------------------------------------------- bitmap.rs
+BITMAPOP = 10
+(B_ADD_TIDS, B_ADD_TID, B_ADD_PAGE, B_ADD_PAGES, B_ADD_RUN, B_COMBINE,
+ B_CLONE, B_ITER_FROM, B_ITERATE, B_CLEAR) = range(BITMAPOP)
+B_UNION, B_INTERSECT = 0, 1
+EXCLUSIVE, INCLUSIVE, TO_THE_TOP = 0, 1, 2
+
+# A Block is written by a callable: near(n), in_chunk(c, page),
+# existing_block(at, delta) or far(b); BitmapOffsets by raw_offs(list),
+# valid_offs(list), small_offs(list) or run_offs(first, length, reversed).
+
+
+def near_block(n):
+    return lambda e: e.variant(0, 4).u16(n)
+
+
+def in_chunk(c, page):
+    return lambda e: e.variant(1, 4).u8(c).u8(page)
+
+
+def existing_block(at, delta):
+    return lambda e: e.variant(2, 4).u16(at).i8(delta)
+
+
+def far(b):
+    return lambda e: e.variant(3, 4).u32(b)
+
+
+def raw_offs(offsets):
+    return lambda e: e.variant(0, 4).vec_u16(offsets)
+
+
+def valid_offs(offsets):
+    """Each stored as o - 1 (the harness adds 1 back)."""
+    return lambda e: e.variant(1, 4).vec_u16([o - 1 for o in offsets])
+
+
+def small_offs(offsets):
+    def w(e):
+        e.variant(2, 4)
+        for o in offsets:
+            e.bool(True).u8(o - 1)
+        e.bool(False)
+    return w
+
+
+def run_offs(first, length, reversed_=False):
+    return lambda e: e.variant(3, 4).u16(first - 1).u16(length).bool(reversed_)
+
+
+def b_op(e, index):
+    e.element().variant(index, BITMAPOP)
+
+
+def b_add_tids(e, second, block, offs, recheck=False):
+    b_op(e, B_ADD_TIDS)
+    e.bool(second)
+    block(e)
+    offs(e)
+    e.bool(recheck)
+
+
+def b_add_tid(e, second, block, offset, recheck=False):
+    b_op(e, B_ADD_TID)
+    e.bool(second)
+    block(e)
+    e.u16(offset).bool(recheck)
+
+
+def b_add_page(e, second, block):
+    b_op(e, B_ADD_PAGE)
+    e.bool(second)
+    block(e)
+
+
+def b_add_pages(e, second, start, length, form):
+    b_op(e, B_ADD_PAGES)
+    e.bool(second)
+    start(e)
+    e.u16(length).variant(form, 3)
+
+
+def b_add_run(e, second, start, count, offs, recheck=False):
+    b_op(e, B_ADD_RUN)
+    e.bool(second)
+    start(e)
+    e.u16(count)
+    offs(e)
+    e.bool(recheck)
+
+
+def b_combine(e, kind, into_second):
+    b_op(e, B_COMBINE)
+    e.variant(kind, 2).bool(into_second)
+
+
+def b_clone(e, from_second):
+    b_op(e, B_CLONE)
+    e.bool(from_second)
+
+
+def b_iter_from(e, second, block, take):
+    b_op(e, B_ITER_FROM)
+    e.bool(second)
+    block(e)
+    e.u8(take)
+
+
+def b_iterate(e):
+    b_op(e, B_ITERATE)
+
+
+def b_clear(e, second):
+    b_op(e, B_CLEAR)
+    e.bool(second)
+
+
+def bitmap_input(budget, second_budget, base):
+    """Budgets: None (unlimited) or n (MIN_BUDGET + n % (3 * MIN_BUDGET + 1))."""
+    e = Enc()
+    for b in (budget, second_budget):
+        if b is None:
+            e.variant(0, 2)
+        else:
+            e.variant(1, 2).u16(b)
+    return e.u32(base)
+
+
+def bitmap_seeds():
+    seeds = {}
+
+    # Unlimited bitmaps: every offset form (small, large, repeated, in
+    # any order, descending runs), refused offsets, empty adds, lossy
+    # pages and ranges of them, a run of equal pages split in the middle;
+    # unions and intersections both ways, a clone, walks from a block.
+    e = bitmap_input(None, None, 1000)
+    b_add_tids(e, False, near_block(0), small_offs([3, 1, 2, 3]))
+    b_add_tids(e, False, near_block(1), valid_offs([2048, 113, 1, 113]), True)
+    b_add_tids(e, False, near_block(2), run_offs(1, 2048, True))
+    b_add_tids(e, False, near_block(3), raw_offs([5, 0, 3]))
+    b_add_tids(e, False, near_block(3), raw_offs([2049]))
+    b_add_tids(e, False, near_block(3), raw_offs([]))
+    b_add_tid(e, False, near_block(4), 7)
+    b_add_tid(e, False, near_block(4), 0)
+    b_add_tid(e, False, near_block(4), 2049, True)
+    b_add_page(e, False, near_block(1))
+    b_add_tids(e, False, near_block(1), small_offs([9]))
+    b_add_pages(e, False, in_chunk(2, 200), 300, EXCLUSIVE)
+    b_add_pages(e, False, in_chunk(5, 0), 256, INCLUSIVE)
+    b_add_pages(e, False, in_chunk(6, 0), 0, INCLUSIVE)
+    b_add_run(e, False, in_chunk(8, 0), 600, small_offs([1, 2]))
+    b_add_tids(e, False, in_chunk(9, 44), small_offs([3]))
+    b_add_page(e, False, in_chunk(8, 100))
+    b_add_tids(e, True, near_block(0), small_offs([2, 3, 4]))
+    b_add_tids(e, True, near_block(1), small_offs([9, 10]))
+    b_add_page(e, True, near_block(2))
+    b_add_tids(e, True, in_chunk(2, 250), valid_offs([1000]), True)
+    b_add_run(e, True, in_chunk(8, 128), 300, small_offs([2, 5]))
+    b_iter_from(e, False, in_chunk(2, 199), 40)
+    b_iterate(e)
+    b_clone(e, False)
+    b_add_tids(e, True, near_block(0), small_offs([77]))
+    b_combine(e, B_UNION, True)
+    b_combine(e, B_INTERSECT, False)
+    b_add_tids(e, False, existing_block(0, 1), small_offs([5]))
+    b_combine(e, B_UNION, False)
+    b_iter_from(e, True, existing_block(600, 0), 255)
+    b_clear(e, True)
+    b_add_tids(e, True, far(2**32 - 1), run_offs(2040, 9))
+    b_add_pages(e, True, far(2**32 - 300), 300, TO_THE_TOP)
+    b_combine(e, B_INTERSECT, True)
+    b_iterate(e)
+    seeds["unlimited_forms"] = e
+
+    # A budget of MIN_BUDGET: chunks of 255 pages (no run merges) with
+    # large pages until chunks turn lossy; pages added to lossy chunks;
+    # unions and intersections with an unlimited second bitmap, into it
+    # and out of it.
+    e = bitmap_input(0, None, 0)
+    for c in range(16):
+        b_add_run(e, False, in_chunk(c, 0), 255, valid_offs([2000, 5 + c]))
+        b_add_tids(e, False, in_chunk(c, 255), small_offs([c + 1]))
+    b_add_tids(e, False, in_chunk(3, 7), small_offs([40]), True)
+    b_add_page(e, False, in_chunk(3, 8))
+    b_iter_from(e, False, in_chunk(3, 0), 255)
+    b_add_tids(e, True, in_chunk(3, 7), small_offs([40, 41]))
+    b_add_pages(e, True, in_chunk(4, 10), 50, EXCLUSIVE)
+    b_add_run(e, True, in_chunk(10, 0), 256, valid_offs([2000]))
+    b_combine(e, B_UNION, False)
+    b_iterate(e)
+    b_combine(e, B_INTERSECT, False)
+    b_combine(e, B_UNION, True)
+    b_clone(e, True)
+    b_combine(e, B_INTERSECT, True)
+    b_iterate(e)
+    seeds["budget_lossy_chunks"] = e
+
+    # A budget of MIN_BUDGET over pages spread across the block space:
+    # blocks of 2^16 and 2^24 pages turn lossy, looked up rather than
+    # walked; a clone of it; a second bitmap with a larger budget.
+    e = bitmap_input(0, 2000, 77)
+    x = 0
+    for i in range(400):
+        x = (i * 2654435761) % 2**32
+        b_add_tid(e, False, far(x), 3 + i % 200)
+    b_iterate(e)
+    b_iter_from(e, False, far(2**31), 200)
+    b_add_tids(e, True, far(2**31 + 5), small_offs([1, 2]))
+    b_add_pages(e, True, far(2**31), 700, INCLUSIVE)
+    b_combine(e, B_UNION, True)
+    b_combine(e, B_INTERSECT, False)
+    b_combine(e, B_INTERSECT, True)
+    b_clone(e, False)
+    b_iterate(e)
+    seeds["budget_spread"] = e
     return seeds
 
 
@@ -1277,6 +1826,10 @@ def main():
         write("tree_shared", name, e)
     for name, e in rowex_seeds().items():
         write("tree_rowex", name, e)
+    for name, e in ranges_seeds().items():
+        write("tree_ranges", name, e)
+    for name, e in bitmap_seeds().items():
+        write("tidbitmap", name, e)
     # The same sequences on the compressed pairs: lazy leaves and prefixed
     # nodes in a limited area, refused and retried.
     for prefix, compression in (("lazy_", LAZY), ("path_", PATH), ("full_", FULL)):

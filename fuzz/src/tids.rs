@@ -7,6 +7,13 @@
 //! TID and block counts, the memory held and the block's old offsets are
 //! checked). Every [`BATCH`] operations and at the end the
 //! store is verified and iterated in full.
+//!
+//! The block table stores a run of blocks with equal offsets as range
+//! values (one per aligned chunk of 256 equal blocks, or of 65,536), so
+//! [`TidOp::EqualRun`] sets the same offsets on up to [`MAX_EQUAL_RUN`]
+//! consecutive blocks, merging chunks as they fill, and then changes one
+//! block in the middle, splitting the range it lies in; the checks above
+//! and `is_member_each` over the run see both.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -27,6 +34,10 @@ pub const MAX_TIDS: usize = 1 << 16;
 /// Offsets of a block probed with `is_member` after each
 /// `set_block_offsets` (with their neighbours).
 pub const PROBES_PER_BLOCK: usize = 16;
+
+/// The longest [`TidOp::EqualRun`]: two full chunks of 256 blocks and
+/// parts of the chunks at both ends, wherever it starts.
+pub const MAX_EQUAL_RUN: u16 = 600;
 
 /// One input of the `tidstore` target.
 #[derive(Arbitrary, Clone, Debug)]
@@ -258,6 +269,25 @@ pub enum TidOp {
     Clear,
     /// `verify` now.
     Verify,
+    /// The same offsets on the blocks `start..start + count % 601`, in
+    /// ascending order: the block table (`ranges: true`) stores each
+    /// aligned chunk of 256 equal entries as one range value, merged as
+    /// the 256th block comes in. Then the block `at % count` of the run
+    /// gets `changed` (when given), which splits the range it lies in;
+    /// then `is_member_each` over the run's blocks, their first and last
+    /// offsets and the offsets next to them, against `is_member`.
+    EqualRun {
+        /// The first block.
+        start: KeySpec,
+        /// Number of blocks (modulo `MAX_EQUAL_RUN + 1`).
+        count: u16,
+        /// The offsets of every block of the run.
+        offsets: OffsetSpec,
+        /// Which block of the run changes.
+        at: u16,
+        /// Its new offsets.
+        changed: Option<OffsetSpec>,
+    },
 }
 
 /// Where a check failed, formatted only when it does.
@@ -376,6 +406,74 @@ impl TidHarness {
                 self.check_all(at);
             }
             TidOp::Verify => self.check_all(at),
+            TidOp::EqualRun {
+                start,
+                count,
+                offsets,
+                at: change_at,
+                changed,
+            } => {
+                let start: u32 = start.key(bases);
+                let count = u32::from(*count % (MAX_EQUAL_RUN + 1));
+                let blocks: Vec<u32> = (0..count).map_while(|i| start.checked_add(i)).collect();
+                let offsets = offsets.offsets();
+                for &block in &blocks {
+                    let full = self.model.len() >= MAX_BLOCKS || self.tids >= MAX_TIDS;
+                    if full && !self.model.contains_key(&block) {
+                        break;
+                    }
+                    self.set(block, &offsets, at);
+                }
+                if let (Some(changed), false) = (changed, blocks.is_empty()) {
+                    let block = blocks[usize::from(*change_at) % blocks.len()];
+                    self.set(block, &changed.offsets(), at);
+                }
+                self.probe_each(&blocks, at);
+            }
+        }
+    }
+
+    /// `is_member_each` of TIDs on `blocks` and next to them (each
+    /// block's first and last offsets and their neighbours, the ends of
+    /// the offset range), in ascending order, against the model.
+    fn probe_each(&self, blocks: &[u32], at: &At<'_>) {
+        let (Some(&first), Some(&last)) = (blocks.first(), blocks.last()) else {
+            return;
+        };
+        let mut tids = Vec::new();
+        let around = [first.wrapping_sub(1)]
+            .into_iter()
+            .chain(blocks.iter().copied())
+            .chain([last.wrapping_add(1)]);
+        for block in around {
+            let offsets = self.model.get(&block).map_or(&[][..], Vec::as_slice);
+            let ends = [offsets.first(), offsets.last()].into_iter().flatten();
+            let mut probes: Vec<u16> = ends.flat_map(|&o| [o - 1, o, o + 1]).collect();
+            probes.extend([1, MAX_OFFSET]);
+            probes.sort_unstable();
+            probes.dedup();
+            tids.extend(probes.into_iter().map(|o| Tid::new(block, o)));
+        }
+        let mut answers = Vec::with_capacity(tids.len());
+        self.store
+            .is_member_each(&tids, |tid, found| answers.push((tid, found)));
+        let want: Vec<(Tid, bool)> = tids
+            .iter()
+            .map(|&tid| {
+                let member = self
+                    .model
+                    .get(&tid.block())
+                    .is_some_and(|o| o.binary_search(&tid.offset()).is_ok());
+                (tid, member)
+            })
+            .collect();
+        crate::harness::same(&answers, &want, &(at, "is_member_each"));
+        for &(tid, found) in answers.iter().step_by(answers.len() / 64 + 1) {
+            assert_eq!(
+                self.store.is_member(tid),
+                found,
+                "{at:?}: is_member({tid:?}) and is_member_each differ"
+            );
         }
     }
 
@@ -538,5 +636,30 @@ impl TidHarness {
             }
         }
         assert!(it.next().is_none(), "{at:?}: iter() resumes after its end");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arbitrary::{Arbitrary, Unstructured};
+
+    use super::*;
+
+    /// The committed seeds decode to what make_seeds.py meant (every
+    /// operation kind present) and pass.
+    #[test]
+    fn seeds_decode_and_pass() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/tidstore");
+        let mut kinds = std::collections::BTreeSet::new();
+        for file in std::fs::read_dir(dir).expect("the seeds") {
+            let bytes = std::fs::read(file.expect("a seed").path()).expect("a seed");
+            let input = TidInput::arbitrary_take_rest(Unstructured::new(&bytes)).expect("decodes");
+            for op in &input.ops {
+                let name = format!("{op:?}");
+                kinds.insert(name[..name.find([' ', '(', '{']).unwrap_or(name.len())].to_owned());
+            }
+            check_tidstore(&input);
+        }
+        assert_eq!(kinds.len(), 10, "operation kinds in the seeds: {kinds:?}");
     }
 }

@@ -29,6 +29,33 @@ pub fn walk<I: DoubleEndedIterator>(mut it: I, pattern: u64) -> Vec<I::Item> {
     items
 }
 
+/// Like [`walk`], but stops after `take` items (checking exhaustion only
+/// when the iterator ended before), for iterators too long to walk in
+/// full: the ranges of a tree with range values expand key by key.
+///
+/// # Panics
+///
+/// As [`walk`].
+pub fn walk_partial<I: DoubleEndedIterator>(mut it: I, pattern: u64, take: usize) -> Vec<I::Item> {
+    let mut items = Vec::new();
+    while items.len() < take {
+        let from_back = (pattern >> (items.len() % 64)) & 1 == 1;
+        let item = if from_back { it.next_back() } else { it.next() };
+        match item {
+            Some(item) => items.push(item),
+            None => {
+                assert!(
+                    it.next().is_none() && it.next_back().is_none(),
+                    "iterator yields items after it ended (after {} items)",
+                    items.len()
+                );
+                break;
+            }
+        }
+    }
+    items
+}
+
 /// Like [`walk`], and also checks that `len()` and `size_hint()` count
 /// the items not yet taken at every step.
 ///
