@@ -37,6 +37,8 @@ pub struct Spans<'a, C: Config> {
     path: Path<C>,
     /// The last key to produce; `None` once done.
     high: Option<C::Key>,
+    /// The walk's interval, for [`seek`](Spans::seek); `None` if empty.
+    bounds: Option<(C::Key, C::Key)>,
 }
 
 impl<'a, C: Config> Iterator for Spans<'a, C> {
@@ -63,6 +65,50 @@ impl<'a, C: Config> Iterator for Spans<'a, C> {
     }
 }
 
+impl<C: Config> Spans<'_, C> {
+    /// Moves the walk to `key`, in either direction, within the interval
+    /// it was made for: the next item is the interval holding `key`,
+    /// clipped to start at it, or the first one after it. Cheap near the
+    /// current position, as [`Cursor::seek`](crate::Cursor::seek) is: only
+    /// the levels below the lowest node covering both are searched again.
+    /// Walking two trees together, one of them seeking the other's keys,
+    /// costs a node search or two a key where a lookup descends from the
+    /// root.
+    ///
+    /// ```
+    /// radix_core::radix_tree! {
+    ///     struct Blocks { key: u32, value: char, ranges: true }
+    /// }
+    /// use radix_core::Span;
+    ///
+    /// let mut t = Blocks::new();
+    /// t.insert(1, 'a');
+    /// t.insert_span(Span::new(256, 1)?, 'b')?;
+    /// t.insert(600, 'c');
+    /// let mut spans = t.spans_range(..=599);
+    /// spans.seek(300);
+    /// assert_eq!(spans.next(), Some((300..=511, &'b')));
+    /// spans.seek(0);
+    /// assert_eq!(spans.next(), Some((1..=1, &'a')));
+    /// spans.seek(512);
+    /// assert_eq!(spans.next(), None); // 600 is outside the walk's interval
+    /// # Ok::<(), radix_core::SpanError>(())
+    /// ```
+    pub fn seek(&mut self, key: C::Key) {
+        let Some((low, high)) = self.bounds else {
+            return;
+        };
+        if key > high {
+            self.high = None;
+            return;
+        }
+        let key = key.max(low);
+        // SAFETY: the tree is borrowed for 'a: live and unchanged.
+        unsafe { self.path.reseek(self.tree.root(), self.tree.memory(), key) };
+        self.high = Some(high);
+    }
+}
+
 impl<C: Config> FusedIterator for Spans<'_, C> {}
 
 impl<C: Config> Clone for Spans<'_, C> {
@@ -71,6 +117,7 @@ impl<C: Config> Clone for Spans<'_, C> {
             tree: self.tree,
             path: self.path,
             high: self.high,
+            bounds: self.bounds,
         }
     }
 }
@@ -109,6 +156,7 @@ impl<C: Config> RawTree<C> {
             // unchanged.
             path: unsafe { Path::front(self.root(), self.memory(), low) },
             high: bounds.map(|(_, high)| high),
+            bounds,
         }
     }
 }

@@ -36,20 +36,14 @@ impl<'a> BitmapPage<'a> {
         Self { block, page }
     }
 
-    /// The page's entry in a local bitmap, if it is one.
-    pub(super) fn entry(&self) -> Option<&'a PageEntry> {
-        match self.page {
-            PageRef::Entry(entry) => Some(entry),
-            _ => None,
-        }
-    }
-
     /// The page's block number.
+    #[inline]
     pub fn block(&self) -> u32 {
         self.block
     }
 
     /// Whether the page is lossy: every tuple on it must be checked.
+    #[inline]
     pub fn is_lossy(&self) -> bool {
         match self.page {
             PageRef::Entry(entry) => entry.is_lossy(),
@@ -61,6 +55,7 @@ impl<'a> BitmapPage<'a> {
     /// Whether the page's tuples must be rechecked against the query:
     /// always for a lossy page, and for an exact one that an index scan
     /// added with `recheck` (or that a lossy page's intersection left).
+    #[inline]
     pub fn recheck(&self) -> bool {
         match self.page {
             PageRef::Entry(entry) => entry.recheck(),
@@ -70,6 +65,7 @@ impl<'a> BitmapPage<'a> {
     }
 
     /// The matching offsets in ascending order; `None` for a lossy page.
+    #[inline]
     pub fn offsets(&self) -> Option<PageOffsets<'a>> {
         match self.page {
             PageRef::Entry(entry) => PageOffsets::of(entry),
@@ -128,6 +124,19 @@ impl<'a> Iterator for Pages<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<BitmapPage<'a>> {
+        // A one-page bitmap's walk (a nested loop makes one per outer row)
+        // stays this branch, inlined into the caller's loop.
+        if let Source::Single(only) = &mut self.source {
+            let (block, entry) = only.take()?;
+            return Some(BitmapPage::new(block, PageRef::Entry(entry)));
+        }
+        self.next_in_tree()
+    }
+}
+
+impl<'a> Pages<'a> {
+    /// The next page of a tree's walk.
+    fn next_in_tree(&mut self) -> Option<BitmapPage<'a>> {
         loop {
             if let Some(run) = &mut self.run
                 && let Some(block) = run.take()
@@ -135,28 +144,23 @@ impl<'a> Iterator for Pages<'a> {
                 return Some(BitmapPage::new(block, PageRef::Entry(run.entry)));
             }
             self.run = None;
-            match &mut self.source {
-                Source::Single(only) => {
-                    let (block, entry) = only.take()?;
-                    return Some(BitmapPage::new(block, PageRef::Entry(entry)));
-                }
-                Source::Tree(tree, spans) => {
-                    let (blocks, entry) = spans.next()?;
-                    // A chunk's span, for its parts: the walk may have
-                    // clipped the range to its start.
-                    let chunk = entry
-                        .parts()
-                        .and_then(|_| tree.get_span(*blocks.start()))
-                        .map(|(span, _)| span);
-                    self.run = Some(Run {
-                        next: *blocks.start(),
-                        last: *blocks.end(),
-                        done: false,
-                        entry,
-                        chunk,
-                    });
-                }
-            }
+            let Source::Tree(tree, spans) = &mut self.source else {
+                return None;
+            };
+            let (blocks, entry) = spans.next()?;
+            // A chunk's span, for its parts: the walk may have clipped the
+            // range to its start.
+            let chunk = entry
+                .parts()
+                .and_then(|_| tree.get_span(*blocks.start()))
+                .map(|(span, _)| span);
+            self.run = Some(Run {
+                next: *blocks.start(),
+                last: *blocks.end(),
+                done: false,
+                entry,
+                chunk,
+            });
         }
     }
 }
@@ -205,12 +209,14 @@ impl fmt::Debug for Pages<'_> {
 
 impl TidBitmap {
     /// The pages in ascending block order.
+    #[inline]
     pub fn iter(&self) -> Pages<'_> {
         self.iter_from(0)
     }
 
     /// The pages from `block` on, in ascending block order: where a
     /// parallel scan resumes, or where one worker's share starts.
+    #[inline]
     pub fn iter_from(&self, block: u32) -> Pages<'_> {
         let source = match (&self.tree, &self.single) {
             (Some(tree), _) => Source::Tree(tree, Box::new(tree.spans_range(block..))),

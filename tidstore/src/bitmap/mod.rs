@@ -198,14 +198,24 @@ impl TidBitmap {
     /// As for [`add_tids`](Self::add_tids).
     #[inline]
     pub fn add_tid(&mut self, tid: Tid, recheck: bool) -> Result<(), TidBitmapError> {
-        // A bitmap of one page that gains an offset of it: a bit set, no
-        // tree, no budget to check (a small entry's size never changes).
-        if let (None, Some((only, entry))) = (&self.tree, &mut self.single)
-            && *only == tid.block()
-            && tid.offset() != 0
-            && entry.add_small(tid.offset(), recheck).is_some()
-        {
-            return Ok(());
+        // An empty bitmap's first TID, and a one-page bitmap's next TID on
+        // its page: a bit set, no tree, no budget to check (a small entry
+        // owns no memory). A nested loop's bitmaps live on this path.
+        if self.tree.is_none() && tid.offset() != 0 {
+            match &mut self.single {
+                None => {
+                    if let Some(entry) = PageEntry::of_small_offset(tid.offset(), recheck) {
+                        self.single = Some((tid.block(), entry));
+                        self.exact_pages = 1;
+                        return Ok(());
+                    }
+                }
+                Some((only, entry)) => {
+                    if *only == tid.block() && entry.add_small(tid.offset(), recheck).is_some() {
+                        return Ok(());
+                    }
+                }
+            }
         }
         self.add_tids(tid.block(), &[tid.offset()], recheck)
     }

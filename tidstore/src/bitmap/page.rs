@@ -192,6 +192,12 @@ impl PageEntry {
         out
     }
 
+    /// The small entry of one offset (in `1..`), if it fits one.
+    #[inline]
+    pub(crate) fn of_small_offset(offset: u16, recheck: bool) -> Option<Self> {
+        (offset <= SMALL_OFFSETS).then(|| Self::small(recheck, 1 << (offset - 1)))
+    }
+
     /// Adds one offset (in `1..=MAX_OFFSET`) and the recheck flag to a
     /// small entry, if it is one and the offset fits: `Some` of whether it
     /// changed, else `None`. What one TID of a bitmap index scan costs.
@@ -402,51 +408,49 @@ impl PageEntry {
 /// [`BitmapPage::offsets`](super::BitmapPage::offsets).
 #[derive(Clone, Debug)]
 pub struct PageOffsets<'a> {
-    /// A small entry's two words (then `large` is empty), or nothing.
-    small: [u64; 2],
-    /// A large entry's words.
-    large: &'a [u64],
-    /// The next word to load.
-    next_word: usize,
-    /// The bits of the current word not produced yet, and the offset of
-    /// its bit 0 less one.
+    /// The bits of the word being walked not produced yet.
     current: u64,
-    base: usize,
-    remaining: usize,
+    /// A small entry's second word, until it is walked (0 for a large
+    /// entry, whose words come from `rest`).
+    second: u64,
+    /// A large entry's words after the current one.
+    rest: &'a [u64],
+    /// The offset less one of the current word's bit 0.
+    base: u32,
+    /// Offsets not produced yet.
+    remaining: u32,
 }
 
 impl<'a> PageOffsets<'a> {
-    fn new(small: [u64; 2], large: &'a [u64]) -> Self {
-        let count = |w: &[u64]| w.iter().map(|w| w.count_ones() as usize).sum::<usize>();
-        let (current, remaining) = if large.is_empty() {
-            (small[0], count(&small))
-        } else {
-            (large[0], count(large))
-        };
+    /// The offsets of bitmap `words` (offset `o` at bit `o - 1`; at least
+    /// one word).
+    #[inline]
+    pub(crate) fn of_words(words: &'a [u64]) -> Self {
+        let (&first, rest) = words.split_first().unwrap_or((&0, &[]));
         Self {
-            small,
-            large,
-            next_word: 1,
-            current,
+            current: first,
+            second: 0,
+            rest,
             base: 0,
-            remaining,
+            remaining: words.iter().map(|w| w.count_ones()).sum(),
         }
     }
 
-    /// The offsets of bitmap `words` (offset `o` at bit `o - 1`; at least
-    /// one word).
-    pub(crate) fn of_words(words: &'a [u64]) -> Self {
-        Self::new([0; 2], words)
-    }
-
     /// The offsets of an exact entry; `None` for a lossy one.
+    #[inline]
     pub(crate) fn of(entry: &'a PageEntry) -> Option<Self> {
         match entry {
-            PageEntry::Small { top, mid, low, .. } => Some(Self::new(
-                [*low, u64::from(*mid) | u64::from(*top) << 32],
-                &[],
-            )),
-            PageEntry::Large(page) => Some(Self::new([0; 2], &page.words)),
+            PageEntry::Small { top, mid, low, .. } => {
+                let second = u64::from(*mid) | u64::from(*top) << 32;
+                Some(Self {
+                    current: *low,
+                    second,
+                    rest: &[],
+                    base: 0,
+                    remaining: low.count_ones() + second.count_ones(),
+                })
+            }
+            PageEntry::Large(page) => Some(Self::of_words(&page.words)),
             PageEntry::LossyPage | PageEntry::LossyChunk(_) => None,
         }
     }
@@ -458,23 +462,25 @@ impl Iterator for PageOffsets<'_> {
     #[inline]
     fn next(&mut self) -> Option<u16> {
         while self.current == 0 {
-            let words: &[u64] = if self.large.is_empty() {
-                &self.small
+            self.base += 64;
+            if self.second != 0 {
+                self.current = core::mem::take(&mut self.second);
             } else {
-                self.large
-            };
-            self.current = *words.get(self.next_word)?;
-            self.base = self.next_word * 64;
-            self.next_word += 1;
+                let (&word, rest) = self.rest.split_first()?;
+                self.current = word;
+                self.rest = rest;
+            }
         }
-        let bit = self.current.trailing_zeros() as usize;
+        let bit = self.current.trailing_zeros();
         self.current &= self.current - 1;
         self.remaining -= 1;
         Some((self.base + bit + 1) as u16)
     }
 
+    #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.remaining, Some(self.remaining))
+        let remaining = self.remaining as usize;
+        (remaining, Some(remaining))
     }
 }
 

@@ -12,14 +12,18 @@
 //! and exact results keep a recheck flag either side had. A union walks the
 //! other bitmap and adds its pages to this one: a run of lossy pages goes
 //! in as whole lossy ranges, the rest page by page, keeping to the budget
-//! as adds do. An intersection walks this bitmap in block order, looks
-//! each page up in the other, and builds the result into a new bitmap,
+//! as adds do. An intersection walks this bitmap's entries in block order,
+//! finds each page in the other with a second walk that seeks forward
+//! (a node search or two a page, where a lookup would descend from the
+//! root), and builds the result into a new bitmap,
 //! which then replaces this one: nothing is deleted under a walk (the bug
 //! a proof of concept of PostgreSQL's met), and the result is built in key
 //! order, so each insert finds its node from the last one.
 
+use radix_core::Spans;
+
 use super::page::PageEntry;
-use super::{Adding, TidBitmap};
+use super::{Adding, PageTableConfig, TidBitmap};
 
 impl TidBitmap {
     /// Adds `block`'s page as `entry`, `block` being above every page the
@@ -56,10 +60,77 @@ impl TidBitmap {
     }
 }
 
+/// Finds the pages of a bitmap for blocks asked in ascending order, as an
+/// intersection asks them: one walk of the bitmap's tree, which seeks each
+/// block past its current entry (a node search or two, not a descent from
+/// the root).
+struct PageFinder<'a> {
+    bitmap: &'a TidBitmap,
+    /// The walk of the bitmap's tree, if it has one.
+    walk: Option<Spans<'a, PageTableConfig>>,
+    /// The walk's entry at or after the last block asked: its first and
+    /// last block, and the entry. `None` once the walk is over.
+    current: Option<(u32, u32, &'a PageEntry)>,
+}
+
+impl<'a> PageFinder<'a> {
+    fn new(bitmap: &'a TidBitmap) -> Self {
+        let mut walk = bitmap.tree.as_ref().map(|tree| tree.spans());
+        let current = walk.as_mut().and_then(Self::step);
+        Self {
+            bitmap,
+            walk,
+            current,
+        }
+    }
+
+    /// The walk's next entry.
+    #[inline]
+    fn step(walk: &mut Spans<'a, PageTableConfig>) -> Option<(u32, u32, &'a PageEntry)> {
+        walk.next()
+            .map(|(blocks, e)| (*blocks.start(), *blocks.end(), e))
+    }
+
+    /// `block`'s page; `block` at or above the last one asked.
+    #[inline]
+    fn find(&mut self, block: u32) -> Option<Page<'a>> {
+        let Some(walk) = &mut self.walk else {
+            return self.bitmap.page(block);
+        };
+        if self.current.is_some_and(|(_, last, _)| last < block) {
+            // Then the entry holds `block` or lies after it.
+            walk.seek(block);
+            self.current = Self::step(walk);
+        }
+        let (start, _, entry) = self.current?;
+        if start > block {
+            return None;
+        }
+        if entry.parts().is_some() {
+            // A lossy chunk: which of its parts are lossy depends on its
+            // span, which the walk (clipped at a seek) does not give.
+            return self.bitmap.page(block);
+        }
+        Some(Page::of(entry))
+    }
+}
+
 /// A page's state in a bitmap, for an intersection.
 pub(super) enum Page<'a> {
     Exact(&'a PageEntry),
     Lossy,
+}
+
+impl<'a> Page<'a> {
+    /// The page an entry other than a lossy chunk stands for.
+    #[inline]
+    fn of(entry: &'a PageEntry) -> Self {
+        if entry.is_lossy() {
+            Page::Lossy
+        } else {
+            Page::Exact(entry)
+        }
+    }
 }
 
 impl TidBitmap {
@@ -141,14 +212,10 @@ impl TidBitmap {
     /// ```
     pub fn intersect_with(&mut self, other: &TidBitmap) {
         let mut result = TidBitmap::with_budget(self.max_bytes);
-        for page in self.iter() {
-            let block = page.block();
-            let Some(theirs) = other.page(block) else {
-                continue;
-            };
-            let ours = match page.entry() {
-                Some(entry) if !entry.is_lossy() => Page::Exact(entry),
-                _ => Page::Lossy,
+        let mut theirs = PageFinder::new(other);
+        let mut keep = |block: u32, ours: Page<'_>| {
+            let Some(theirs) = theirs.find(block) else {
+                return;
             };
             let entry = match (ours, theirs) {
                 (Page::Lossy, Page::Lossy) => PageEntry::LossyPage,
@@ -157,11 +224,34 @@ impl TidBitmap {
                 }
                 (Page::Exact(a), Page::Exact(b)) => match a.intersect(b) {
                     Some(entry) => entry,
-                    None => continue,
+                    None => return,
                 },
             };
             result.append_page(block, entry);
             result.keep_to_budget();
+        };
+        match (&self.tree, &self.single) {
+            (Some(tree), _) => {
+                // The tree's entries rather than its pages: a run of equal
+                // pages is one entry, and a page costs no walk state.
+                for (blocks, entry) in tree.spans() {
+                    if entry.parts().is_some() {
+                        // A lossy chunk: only its lossy parts are pages.
+                        for page in self.iter_from(*blocks.start()) {
+                            if page.block() > *blocks.end() {
+                                break;
+                            }
+                            keep(page.block(), Page::Lossy);
+                        }
+                    } else {
+                        for block in blocks {
+                            keep(block, Page::of(entry));
+                        }
+                    }
+                }
+            }
+            (None, Some((block, entry))) => keep(*block, Page::of(entry)),
+            (None, None) => {}
         }
         *self = result;
     }

@@ -319,6 +319,44 @@ fn ranges_under_seeks_bounds_and_cursors() {
 }
 
 #[test]
+fn a_seeking_walk_of_spans_equals_a_fresh_one() {
+    // Keys, a lossy-chunk-like range of level 1, one of level 2 and keys
+    // around them; seeks forwards, backwards, into ranges, between keys,
+    // past the interval's ends.
+    let mut t = Tree::new();
+    for k in [3u32, 4, 200, 600, 0x2_0005, 0x2_00FF, 0x4_0000] {
+        t.insert(k, u64::from(k));
+    }
+    t.insert_span(Span::new(256, 1).unwrap(), 7).unwrap();
+    t.insert_span(Span::new(0x3_0000, 2).unwrap(), 8).unwrap();
+    let probes = [
+        0u32, 4, 5, 256, 300, 511, 512, 600, 0x2_0000, 0x2_00FF, 0x3_0000, 0x3_8000, 0x3_FFFF,
+        0x4_0000, 0x4_0001, 2, 400,
+    ];
+    for (lo, hi) in [(0u32, u32::MAX), (4, 0x3_8000), (300, 300)] {
+        let mut walk = t.spans_range(lo..=hi);
+        for &key in &probes {
+            walk.seek(key);
+            let got: Vec<_> = walk.clone().map(|(keys, &v)| (keys, v)).collect();
+            let want: Vec<_> = if key > hi {
+                Vec::new()
+            } else {
+                t.spans_range(key.max(lo)..=hi)
+                    .map(|(keys, &v)| (keys, v))
+                    .collect()
+            };
+            assert_eq!(got, want, "{lo}..={hi}, seek {key}");
+            // A step after the seek, then the next seek starts from there.
+            walk.next();
+        }
+    }
+    let empty = Tree::new();
+    let mut walk = empty.spans();
+    walk.seek(5);
+    assert_eq!(walk.next(), None);
+}
+
+#[test]
 fn get_span_mut_changes_the_whole_range() {
     let mut t = Tree::new();
     t.insert_span(Span::new(0, 1).unwrap(), 1).unwrap();
