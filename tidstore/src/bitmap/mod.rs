@@ -23,6 +23,10 @@
 //!   that free the most bytes for the fewest pages made lossy first, until
 //!   it is an eighth below the budget (see [`budget`]). It never raises
 //!   its own limit.
+//! - **A lossy page is also a bit beside the tree** ([`lossy_pages`]): an
+//!   add to it is a bit test, not a descent to a range cell and a chunk's
+//!   parts that miss the cache. Once a budget has made most pages lossy,
+//!   most adds end there.
 //! - **A bitmap of one page is no tree**, as PostgreSQL's one-page mode:
 //!   the page sits in the bitmap itself until a second page arrives. A
 //!   nested loop that makes a bitmap per outer row allocates nothing.
@@ -35,6 +39,7 @@
 
 mod budget;
 mod iter;
+mod lossy_pages;
 mod page;
 mod set_ops;
 #[cfg(all(feature = "shm", target_os = "linux"))]
@@ -46,6 +51,7 @@ use core::ops::{Bound, RangeBounds};
 use radix_core::Span;
 
 pub use iter::{BitmapPage, Pages};
+use lossy_pages::LossyPages;
 use page::PageEntry;
 pub use page::PageOffsets;
 #[cfg(all(feature = "shm", target_os = "linux"))]
@@ -124,6 +130,9 @@ pub struct TidBitmap {
     lossy_pages: usize,
     /// Whether any lossy range was ever stored (until `clear`).
     lossy_ranges: bool,
+    /// The pages known to be lossy, for adds that need no descent
+    /// ([`lossy_pages`]).
+    lossy_pages_known: LossyPages,
 }
 
 impl TidBitmap {
@@ -163,6 +172,7 @@ impl TidBitmap {
             exact_pages: 0,
             lossy_pages: 0,
             lossy_ranges: false,
+            lossy_pages_known: LossyPages::for_budget(max_bytes),
         }
     }
 
@@ -288,14 +298,17 @@ impl TidBitmap {
         self.lossy_pages
     }
 
-    /// The bytes the bitmap's pages occupy: the tree's live nodes and what
+    /// The bytes the bitmap's pages occupy: the tree's live nodes, what
     /// the entries own beside them (large pages' words, lossy chunks'
-    /// parts). The slab allocator beneath holds whole blocks of nodes, so
+    /// parts), and, once a budget has made pages lossy, a bit per page up
+    /// to the highest lossy one (at most 1/16 of the budget). The slab allocator beneath holds whole blocks of nodes, so
     /// the process may hold up to a block per node size more, and room
     /// that lossy chunks freed until later pages take it. A bitmap of one
     /// small page occupies nothing.
     pub fn memory_usage(&self) -> usize {
-        self.tree.as_ref().map_or(0, |t| t.memory().bytes_in_use()) + self.heap_bytes
+        self.tree.as_ref().map_or(0, |t| t.memory().bytes_in_use())
+            + self.heap_bytes
+            + self.lossy_pages_known.bytes()
     }
 
     /// The budget: [`memory_usage`](Self::memory_usage) never passes it.
@@ -332,6 +345,10 @@ impl TidBitmap {
                 Some(_) => self.promote(),
             }
         }
+        if self.lossy_pages_known.contains(block) {
+            // A lossy page takes any TID as it is.
+            return;
+        }
         let tree = self.tree.as_mut().expect("a tree");
         match tree.get_span_mut(block) {
             None => {
@@ -341,7 +358,9 @@ impl TidBitmap {
                 self.exact_pages += 1;
             }
             Some((span, entry)) if span.level() == 0 => {
-                if !entry.is_lossy() {
+                if entry.is_lossy() {
+                    self.lossy_pages_known.insert(span);
+                } else {
                     self.heap_bytes -= entry.heap_bytes();
                     adding.apply(entry);
                     self.heap_bytes += entry.heap_bytes();
@@ -351,7 +370,13 @@ impl TidBitmap {
                 if entry.parts().is_some() {
                     // A page that joins a lossy chunk is lossy: the chunk
                     // already pays for it.
-                    self.lossy_pages += join_chunk(entry, span, block, &mut self.heap_bytes);
+                    self.lossy_pages += join_chunk(
+                        entry,
+                        span,
+                        block,
+                        &mut self.heap_bytes,
+                        &mut self.lossy_pages_known,
+                    );
                 } else if !entry.is_lossy() {
                     // A run of equal exact pages, merged into a range:
                     // this one differs now, and the range splits.
@@ -360,6 +385,8 @@ impl TidBitmap {
                         self.heap_bytes += changed.heap_bytes();
                         tree.insert(block, changed);
                     }
+                } else {
+                    self.lossy_pages_known.insert(span);
                 }
             }
         }
@@ -386,15 +413,25 @@ impl TidBitmap {
                 Some(_) => self.promote(),
             }
         }
+        if self.lossy_pages_known.contains(block) {
+            return;
+        }
         let tree = self.tree.as_mut().expect("a tree");
         match tree.get_span_mut(block) {
             None => {
                 tree.insert(block, PageEntry::LossyPage);
                 self.lossy_pages += 1;
+                self.lossy_pages_known.insert(Span::key(block));
             }
             Some((span, entry)) => {
                 if entry.parts().is_some() {
-                    self.lossy_pages += join_chunk(entry, span, block, &mut self.heap_bytes);
+                    self.lossy_pages += join_chunk(
+                        entry,
+                        span,
+                        block,
+                        &mut self.heap_bytes,
+                        &mut self.lossy_pages_known,
+                    );
                 } else if !entry.is_lossy() {
                     self.exact_pages -= 1;
                     self.lossy_pages += 1;
@@ -404,6 +441,9 @@ impl TidBitmap {
                     } else {
                         tree.insert(block, PageEntry::LossyPage);
                     }
+                    self.lossy_pages_known.insert(Span::key(block));
+                } else {
+                    self.lossy_pages_known.insert(span);
                 }
             }
         }
@@ -418,6 +458,7 @@ impl TidBitmap {
         self.lossy_ranges = true;
         let added = lossy_count(span, &entry);
         self.heap_bytes += entry.heap_bytes();
+        note_lossy(&mut self.lossy_pages_known, span, &entry);
         let tree = self.tree.as_mut().expect("a tree");
         let (mut exact, mut lossy, mut heap) = (0, 0, 0);
         tree.insert_span_with_old(span, entry, |old_span, old| {
@@ -513,17 +554,44 @@ fn mark_part(parts: &mut [u64; 4], span: Span<u32>, block: u32) -> usize {
 }
 
 /// Makes `block` a lossy page of the lossy chunk `entry` over `span`;
-/// returns the pages that became lossy. A chunk whose every part is lossy
-/// becomes a lossy range with no parts to keep (`heap_bytes` loses
-/// them), which a later page's lookup reads without following a pointer.
-fn join_chunk(entry: &mut PageEntry, span: Span<u32>, block: u32, heap_bytes: &mut usize) -> usize {
+/// returns the pages that became lossy (noted in `known`). A chunk whose
+/// every part is lossy becomes a lossy range with no parts to keep
+/// (`heap_bytes` loses them), which a later page's lookup reads without
+/// following a pointer.
+fn join_chunk(
+    entry: &mut PageEntry,
+    span: Span<u32>,
+    block: u32,
+    heap_bytes: &mut usize,
+    known: &mut LossyPages,
+) -> usize {
     let parts = entry.parts_mut().expect("a lossy chunk");
     let added = mark_part(parts, span, block);
-    if added > 0 && *parts == [u64::MAX; 4] {
-        *heap_bytes -= entry.heap_bytes();
-        *entry = PageEntry::LossyPage;
+    if added > 0 {
+        known.insert(Span::containing(block, span.level() - 1).expect("a lower level"));
+        if *parts == [u64::MAX; 4] {
+            *heap_bytes -= entry.heap_bytes();
+            *entry = PageEntry::LossyPage;
+        }
     }
     added
+}
+
+/// Notes in `known` the pages that lossy entry `entry` over `span` makes
+/// lossy: all of them, or a chunk's lossy parts.
+fn note_lossy(known: &mut LossyPages, span: Span<u32>, entry: &PageEntry) {
+    match entry {
+        PageEntry::LossyPage => known.insert(span),
+        PageEntry::LossyChunk(parts) => {
+            for part in 0..256 {
+                if parts[part / 64] & (1 << (part % 64)) != 0 {
+                    let first = span.start() + ((part as u32) << part_shift(span));
+                    known.insert(Span::new(first, span.level() - 1).expect("an aligned part"));
+                }
+            }
+        }
+        PageEntry::Small { .. } | PageEntry::Large(_) => {}
+    }
 }
 
 /// The exact pages `entry` stands for over `span`.
@@ -556,6 +624,7 @@ impl Clone for TidBitmap {
             exact_pages: self.exact_pages,
             lossy_pages: self.lossy_pages,
             lossy_ranges: self.lossy_ranges,
+            lossy_pages_known: self.lossy_pages_known.clone(),
         }
     }
 }
