@@ -40,6 +40,11 @@ fn auto_u64_every_class_and_order() {
         // Under Miri, the lowest and highest bytes only.
         for &shift in pick(&[0u32, 8, 56][..], &[0, 8, 56], &[0, 56]) {
             for descending in [false, true] {
+                if cfg!(miri) && descending && shift > 0 {
+                    // The insert positions a descending order takes are
+                    // the last level's; above it, one order is enough.
+                    continue;
+                }
                 let mut ks: Vec<u64> = keys(n, shift);
                 if descending {
                     ks.reverse();

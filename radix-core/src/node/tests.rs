@@ -107,7 +107,22 @@ fn exercise<K: NodeKind>(capacity: usize, chunks: &[u8], hooks: &Hooks) {
         for &c in &inserted {
             assert_eq!(find_any::<K>(node, c), Some(c as u64 * 3 + 1));
         }
-        for c in 0..=255u8 {
+        // Every chunk; under Miri, each chunk present and its neighbours
+        // (the absent chunks a search can confuse with a present one) and
+        // both ends.
+        let probes: Vec<u8> = if cfg!(miri) {
+            let mut p: Vec<u8> = inserted
+                .iter()
+                .flat_map(|&c| [c.wrapping_sub(1), c, c.wrapping_add(1)])
+                .chain([0, 255])
+                .collect();
+            p.sort_unstable();
+            p.dedup();
+            p
+        } else {
+            (0..=255).collect()
+        };
+        for &c in &probes {
             assert_eq!(find_any::<K>(node, c).is_some(), inserted.contains(&c));
         }
         // The walk is ascending and complete.
@@ -131,7 +146,7 @@ fn exercise<K: NodeKind>(capacity: usize, chunks: &[u8], hooks: &Hooks) {
         backwards.reverse();
         assert_eq!(backwards, sorted);
         // Seek finds the first chunk not below its argument.
-        for probe in 0..=255u8 {
+        for &probe in &probes {
             let expect = sorted.iter().copied().find(|&c| c >= probe);
             let got = K::entry_at::<u64>(node, K::seek(node, probe)).map(|e| e.chunk);
             assert_eq!(got, expect, "seek {probe}");
@@ -185,7 +200,13 @@ fn node4_every_boundary() {
 
 #[test]
 fn node16_every_boundary() {
-    for cap in [5, 15, 16, 17, 31, 32] {
+    // Under Miri, each class's first, last and one past it.
+    let caps: &[usize] = if cfg!(miri) {
+        &[5, 16, 17, 32]
+    } else {
+        &[5, 15, 16, 17, 31, 32]
+    };
+    for &cap in caps {
         for order in orders(cap) {
             exercise::<Node16>(cap, &order, &Hooks::N16);
         }
@@ -241,7 +262,12 @@ fn node16_run_guess_answers_as_the_search() {
 
 #[test]
 fn node48_every_boundary() {
-    for cap in [33, 47, 48, 63, 64] {
+    let caps: &[usize] = if cfg!(miri) {
+        &[33, 48, 64]
+    } else {
+        &[33, 47, 48, 63, 64]
+    };
+    for &cap in caps {
         for order in orders(cap) {
             exercise::<Node48>(cap, &order, &Hooks::N48);
         }

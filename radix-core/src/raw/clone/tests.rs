@@ -512,12 +512,16 @@ fn clone_of_u128_keys_in_every_compression() {
 fn clone_changes_are_its_own() {
     let n = pick(2000, 2000, 30);
     check_independent::<U64None>(&mixed_keys::<U64None>(n, 9));
-    check_independent::<U128Lazy>(&mixed_keys::<U128Lazy>(n, 10));
-    check_independent::<U128Path>(&mixed_keys::<U128Path>(n, 11));
-    check_independent::<U128FullOne>(&mixed_keys::<U128FullOne>(n, 12));
     check_independent::<U16LeafLazy>(&mixed_keys::<U16LeafLazy>(n, 13));
     check_independent::<U128InlinePath>(&mixed_keys::<U128InlinePath>(n, 14));
     check_independent::<U16StringFull>(&mixed_keys::<U16StringFull>(n, 15));
+    // Under Miri the four above hold every layout and compression; these
+    // change only the key width and the classes, and take as long again.
+    if !cfg!(miri) {
+        check_independent::<U128Lazy>(&mixed_keys::<U128Lazy>(n, 10));
+        check_independent::<U128Path>(&mixed_keys::<U128Path>(n, 11));
+        check_independent::<U128FullOne>(&mixed_keys::<U128FullOne>(n, 12));
+    }
 }
 
 #[test]
