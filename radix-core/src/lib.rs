@@ -227,7 +227,8 @@ pub use key::Key;
 pub use node::{Kind, MAX_CLASSES, SizeClasses};
 pub use radix_macros::{radix_set, radix_tree};
 pub use raw::{
-    ClassStats, InputOf, LastLevelNode, OldOf, RawTree, Span, SpanError, Stats, ValueOf,
+    ClassStats, InputOf, LastLevelNode, OldOf, OverlapSide, RawTree, Span, SpanError, Stats,
+    ValueOf,
 };
 
 /// Items the `radix_tree!` expansion refers to. Not public API.

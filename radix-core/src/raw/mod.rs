@@ -79,8 +79,8 @@ pub(crate) use insert::InsertHint;
 pub(crate) use reserve::Needs;
 pub(crate) use span::refuse_ranges;
 pub use span::{Span, SpanError};
-pub use visit::LastLevelNode;
 pub use visit::stats::{ClassStats, Stats};
+pub use visit::{LastLevelNode, OverlapSide};
 pub(crate) use visit::{Visit, walk_nodes};
 
 /// The layout of configuration `C`.

@@ -281,6 +281,32 @@ impl<C: Config> RawTree<C> {
         drops.finish();
     }
 
+    /// Removes every key without dropping its value, as
+    /// [`core::mem::forget`] would each, and returns every slab block to
+    /// the allocator without visiting a slot.
+    ///
+    /// It is [`clear`](RawTree::clear) for values whose `Drop` would do
+    /// nothing, which the type alone cannot tell: an enum whose variants
+    /// that own memory are known to be absent (a TID bitmap of small
+    /// pages only). A value that owned something leaks it, which is safe,
+    /// as `mem::forget` is. Leaves (values of the `leaf` layout and long
+    /// `varlen` ones) are allocations of their own and leak too unless
+    /// the memory back end frees them wholesale (a bump arena).
+    ///
+    /// ```
+    /// use radix_core::RadixMap;
+    ///
+    /// let mut m: RadixMap<u64, u64> = (0..1000).map(|k| (k, k)).collect();
+    /// m.forget_values();
+    /// assert!(m.is_empty());
+    /// assert_eq!(m.memory_usage(), 0);
+    /// ```
+    pub fn forget_values(&mut self) {
+        self.detach_entries();
+        // With the root detached, `clear` frees the node memory alone.
+        self.clear();
+    }
+
     /// Removes root levels that only lead to chunk 0, so the height again
     /// matches the largest key.
     pub(super) fn drop_levels(&mut self) {

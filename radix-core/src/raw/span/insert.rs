@@ -542,21 +542,25 @@ impl<C: Config> RawTree<C> {
                 return keys_below(at - SPAN).expect("checked by the caller");
             }
             // Shown and counted first; then the range is linked, and only
-            // then is the subtree freed.
+            // then is the subtree freed. The walk starts at the subtree, so
+            // its keys hold the chunks below the slot; the span's start
+            // gives those above.
             let mut count = 0;
-            walk_nodes::<C, _>(&mut &*mem, target, at - SPAN, |mem, visit| {
+            let below = at - SPAN;
+            walk_nodes::<C, _>(&mut &*mem, target, below, |mem, visit| {
                 let (node, shift) = (visit.node, visit.shift);
+                let path_key = under(start, visit.path_key, below);
                 if node.is_lazy() {
                     let slot = lazy::slot::<SlotOf<C>>(node.addr());
                     old(
-                        Span::of_slot(visit.path_key, shift + SPAN),
+                        Span::of_slot(path_key, shift + SPAN),
                         LayoutOf::<C>::get(slot, *mem),
                     );
                     count += keys_below(shift).expect("a range within the span");
                 } else if shift == 0 {
                     let mut pos = 0;
                     while let Some(e) = entry_at::<SlotOf<C>>(node, pos) {
-                        let key = visit.path_key.with_chunk(0, e.chunk);
+                        let key = path_key.with_chunk(0, e.chunk);
                         old(Span::key(key), LayoutOf::<C>::get(e.slot, *mem));
                         count += 1;
                         pos = e.next;
@@ -635,4 +639,17 @@ impl<C: Config> RawTree<C> {
         }
         drops.finish();
     }
+}
+
+/// The key with `high`'s chunks above `shift` and `low`'s at and below it:
+/// a key a walk of a subtree at `shift` found, `low`, put back under the
+/// path `high` leads to the subtree by.
+fn under<K: Key>(high: K, low: K, shift: u32) -> K {
+    let mut key = high.clear_below(shift);
+    let mut at = 0;
+    while at <= shift {
+        key = key.with_chunk(at, low.chunk(at));
+        at += SPAN;
+    }
+    key
 }

@@ -469,6 +469,123 @@ fn random_operations_match_a_key_by_key_model() {
     }
 }
 
+/// A tree of random keys and ranges (levels 1 and 2 where `bits` allows),
+/// and its key-by-key model.
+fn random_ranged_tree(rng: &mut SplitMix64, bits: u32, ops: usize) -> (Tree, BTreeMap<u32, u64>) {
+    let mut t = Tree::new();
+    let mut model = BTreeMap::new();
+    for _ in 0..ops {
+        let key = (rng.next() as u32) & ((1 << bits) - 1);
+        let value = rng.next() % 3;
+        if rng.next().is_multiple_of(4) {
+            // Level 2 (65,536 keys for the model) one time in eight.
+            let level = if bits > 16 && rng.next().is_multiple_of(8) {
+                2
+            } else {
+                1
+            };
+            let span = Span::containing(key, level).unwrap();
+            t.insert_span(span, value).unwrap();
+            model.extend(span.keys().map(|k| (k, value)));
+        } else {
+            t.insert(key, value);
+            model.insert(key, value);
+        }
+    }
+    (t, model)
+}
+
+/// What `for_each_overlap` gave, key by key, checking as it goes that the
+/// intervals ascend without overlapping and lie in both sides' spans, and
+/// that each span is the one `get_span` names.
+fn overlaps_by_key(a: &Tree, b: &Tree) -> Vec<(u32, u64, u64)> {
+    let mut out = Vec::new();
+    let mut next: Option<u32> = Some(0);
+    a.for_each_overlap(b, |keys, (our_span, ours), (their_span, theirs)| {
+        let (low, high) = (*keys.start(), *keys.end());
+        assert!(next.is_some_and(|n| low >= n), "{keys:?} after {next:?}");
+        next = high.checked_add(1);
+        for (span, tree) in [(our_span, a), (their_span, b)] {
+            assert!(
+                span.contains(low) && span.contains(high),
+                "{keys:?} in {span:?}"
+            );
+            assert_eq!(tree.get_span(low).map(|(s, _)| s), Some(span));
+        }
+        out.extend(keys.map(|k| (k, *ours, *theirs)));
+    });
+    out
+}
+
+#[test]
+fn overlaps_of_two_trees_equal_the_models_common_keys() {
+    let rounds = pick(40, 6, 2);
+    let ops = pick(300, 200, 25);
+    // Keys below 2^9 under Miri (ranges of level 1 only), 2^18 otherwise;
+    // trees of different heights too.
+    let mut rng = SplitMix64(0x5EED_0771);
+    for round in 0..rounds {
+        let (bits_a, bits_b) = match round % 3 {
+            0 => (pick(18, 18, 9), pick(18, 18, 9)),
+            1 => (pick(18, 18, 9), pick(10, 10, 9)),
+            _ => (9, pick(18, 18, 10)),
+        };
+        let (a, ma) = random_ranged_tree(&mut rng, bits_a, ops);
+        let (b, mb) = random_ranged_tree(&mut rng, bits_b, ops);
+        let want: Vec<(u32, u64, u64)> = ma
+            .iter()
+            .filter_map(|(&k, &va)| mb.get(&k).map(|&vb| (k, va, vb)))
+            .collect();
+        assert_eq!(overlaps_by_key(&a, &b), want, "round {round}");
+        let flipped: Vec<(u32, u64, u64)> = want.iter().map(|&(k, x, y)| (k, y, x)).collect();
+        assert_eq!(overlaps_by_key(&b, &a), flipped, "round {round}, flipped");
+    }
+    // A range at the root's level of one tree against the whole of the
+    // other; an empty tree against anything.
+    let mut wide = Tree::new();
+    wide.insert_span(Span::new(0, 2).unwrap(), 9).unwrap();
+    let (b, mb) = random_ranged_tree(&mut rng, 9, ops);
+    let want: Vec<_> = mb.iter().map(|(&k, &v)| (k, 9, v)).collect();
+    assert_eq!(overlaps_by_key(&wide, &b), want);
+    assert!(overlaps_by_key(&Tree::new(), &b).is_empty());
+    assert!(overlaps_by_key(&b, &Tree::new()).is_empty());
+}
+
+#[test]
+fn overlaps_of_compressed_trees_seek_their_way() {
+    crate::raw::test_keys::test_config!(
+        PathU64,
+        u64,
+        Embedded<u64>,
+        crate::SizeClasses::DEFAULT,
+        Path
+    );
+    let mut rng = SplitMix64(0x5EED_0772);
+    let n = pick(2000, 2000, 40);
+    let mut a = RawTree::<PathU64>::new();
+    let mut b = RawTree::<PathU64>::new();
+    let mut want = Vec::new();
+    for i in 0..n {
+        // Dense runs, far keys, and keys on one side only.
+        let k = if i % 3 == 0 { rng.next() } else { i * 7 };
+        a.insert(k, i);
+        if i % 2 == 0 {
+            b.insert(k, i + 1);
+        }
+    }
+    for (k, &va) in a.iter() {
+        if let Some(&vb) = b.get(k) {
+            want.push((k, va, vb));
+        }
+    }
+    let mut got = Vec::new();
+    a.for_each_overlap(&b, |keys, (s, ours), (t, theirs)| {
+        assert_eq!((s, t), (Span::key(*keys.start()), Span::key(*keys.end())));
+        got.push((*keys.start(), *ours, *theirs));
+    });
+    assert_eq!(got, want);
+}
+
 #[test]
 fn batches_answer_as_get_does_under_ranges() {
     // A small tree (one key at a time, tables, selects) and one over
@@ -499,4 +616,36 @@ fn batches_answer_as_get_does_under_ranges() {
         let want: Vec<_> = probes.iter().map(|&k| (k, t.get(k).copied())).collect();
         assert_eq!(got, want, "n = {n}");
     }
+}
+
+/// A regression test, from the `tree_ranges` fuzz harness: replacing a
+/// subtree under a slot below a non-zero chunk showed its old keys without
+/// the chunks above the slot (key `0x6506_0DF4` under the span
+/// `0x6500_0000..=0x65FF_FFFF` was shown as `0x0006_0DF4`), because the
+/// walk of the subtree starts its keys at zero.
+#[test]
+fn old_values_are_shown_with_their_whole_keys() {
+    let mut t = Tree::new();
+    t.insert(25_347, 20); // far below the span: kept, not shown
+    t.insert(0x6506_0DF4, 1);
+    t.insert(0x65FF_FFFF, 2);
+    t.insert_span(Span::new(0x6512_3400, 1).unwrap(), 3)
+        .unwrap();
+    let span = Span::new(0x6500_0000, 3).unwrap();
+    let mut shown = Vec::new();
+    let had = t
+        .insert_span_with_old(span, 5, |s, v| shown.push((s, *v)))
+        .unwrap();
+    assert_eq!(had, 2 + 256);
+    shown.sort_by_key(|(s, _)| s.start());
+    assert_eq!(
+        shown,
+        [
+            (Span::key(0x6506_0DF4), 1),
+            (Span::new(0x6512_3400, 1).unwrap(), 3),
+            (Span::key(0x65FF_FFFF), 2),
+        ]
+    );
+    assert_eq!(t.get(25_347), Some(&20));
+    t.verify().unwrap();
 }

@@ -1,6 +1,9 @@
 //! The node visitor: every node and lazy leaf of a tree, parents before
 //! children, without recursion. `verify`, `stats`, `clear` and `clone`
-//! are built on it.
+//! are built on it; beside it, the last-level nodes alone
+//! ([`RawTree::visit_last_level`](crate::RawTree::visit_last_level)) and
+//! two trees walked together where both hold values
+//! ([`RawTree::for_each_overlap`](crate::RawTree::for_each_overlap)).
 
 use core::borrow::Borrow;
 
@@ -11,10 +14,12 @@ use crate::ptr::NodePtr;
 use super::{MAX_LEVELS, entry_at, flagged, node_key, node_shift, resolve, unflagged};
 
 mod last_level;
+mod overlaps;
 pub(crate) mod stats;
 mod verify;
 
 pub use last_level::LastLevelNode;
+pub use overlaps::OverlapSide;
 
 /// One node or lazy leaf met by [`walk_nodes`].
 #[derive(Clone, Copy)]
