@@ -629,6 +629,20 @@ impl Clone for TidBitmap {
     }
 }
 
+impl Drop for TidBitmap {
+    fn drop(&mut self) {
+        if self.heap_bytes == 0
+            && let Some(tree) = &mut self.tree
+        {
+            // No entry owns memory (every page is small or lossy, no chunk
+            // keeps parts): the nodes go back without a visit to each of
+            // their entries, which a bitmap of a million pages would pay
+            // for at every intersection (it replaces the bitmap).
+            tree.forget_values();
+        }
+    }
+}
+
 impl Default for TidBitmap {
     /// An [`unlimited`](TidBitmap::unlimited) bitmap.
     fn default() -> Self {

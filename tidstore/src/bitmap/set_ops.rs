@@ -12,18 +12,19 @@
 //! and exact results keep a recheck flag either side had. A union walks the
 //! other bitmap and adds its pages to this one: a run of lossy pages goes
 //! in as whole lossy ranges, the rest page by page, keeping to the budget
-//! as adds do. An intersection walks this bitmap's entries in block order,
-//! finds each page in the other with a second walk that seeks forward
-//! (a node search or two a page, where a lookup would descend from the
-//! root), and builds the result into a new bitmap,
+//! as adds do. An intersection walks both bitmaps' trees together, node
+//! by node ([`RawTree::for_each_overlap`](radix_core::RawTree::for_each_overlap)):
+//! a page on one side only is passed over, a page on both costs a node
+//! search rather than a lookup from the root. It builds the result into a
+//! new bitmap,
 //! which then replaces this one: nothing is deleted under a walk (the bug
 //! a proof of concept of PostgreSQL's met), and the result is built in key
 //! order, so each insert finds its node from the last one.
 
-use radix_core::Spans;
+use radix_core::Span;
 
 use super::page::PageEntry;
-use super::{Adding, PageTableConfig, TidBitmap};
+use super::{Adding, TidBitmap};
 
 impl TidBitmap {
     /// Adds `block`'s page as `entry`, `block` being above every page the
@@ -60,61 +61,6 @@ impl TidBitmap {
     }
 }
 
-/// Finds the pages of a bitmap for blocks asked in ascending order, as an
-/// intersection asks them: one walk of the bitmap's tree, which seeks each
-/// block past its current entry (a node search or two, not a descent from
-/// the root).
-struct PageFinder<'a> {
-    bitmap: &'a TidBitmap,
-    /// The walk of the bitmap's tree, if it has one.
-    walk: Option<Spans<'a, PageTableConfig>>,
-    /// The walk's entry at or after the last block asked: its first and
-    /// last block, and the entry. `None` once the walk is over.
-    current: Option<(u32, u32, &'a PageEntry)>,
-}
-
-impl<'a> PageFinder<'a> {
-    fn new(bitmap: &'a TidBitmap) -> Self {
-        let mut walk = bitmap.tree.as_ref().map(|tree| tree.spans());
-        let current = walk.as_mut().and_then(Self::step);
-        Self {
-            bitmap,
-            walk,
-            current,
-        }
-    }
-
-    /// The walk's next entry.
-    #[inline]
-    fn step(walk: &mut Spans<'a, PageTableConfig>) -> Option<(u32, u32, &'a PageEntry)> {
-        walk.next()
-            .map(|(blocks, e)| (*blocks.start(), *blocks.end(), e))
-    }
-
-    /// `block`'s page; `block` at or above the last one asked.
-    #[inline]
-    fn find(&mut self, block: u32) -> Option<Page<'a>> {
-        let Some(walk) = &mut self.walk else {
-            return self.bitmap.page(block);
-        };
-        if self.current.is_some_and(|(_, last, _)| last < block) {
-            // Then the entry holds `block` or lies after it.
-            walk.seek(block);
-            self.current = Self::step(walk);
-        }
-        let (start, _, entry) = self.current?;
-        if start > block {
-            return None;
-        }
-        if entry.parts().is_some() {
-            // A lossy chunk: which of its parts are lossy depends on its
-            // span, which the walk (clipped at a seek) does not give.
-            return self.bitmap.page(block);
-        }
-        Some(Page::of(entry))
-    }
-}
-
 /// A page's state in a bitmap, for an intersection.
 pub(super) enum Page<'a> {
     Exact(&'a PageEntry),
@@ -122,14 +68,19 @@ pub(super) enum Page<'a> {
 }
 
 impl<'a> Page<'a> {
-    /// The page an entry other than a lossy chunk stands for.
+    /// The page `block` of `entry`, stored for `span`: `None` where a
+    /// lossy chunk's part holding it is not lossy.
     #[inline]
-    fn of(entry: &'a PageEntry) -> Self {
-        if entry.is_lossy() {
+    fn at(span: Span<u32>, entry: &'a PageEntry, block: u32) -> Option<Self> {
+        if let Some(parts) = entry.parts() {
+            let part = super::part_of(span, block);
+            return (parts[part / 64] & (1 << (part % 64)) != 0).then_some(Page::Lossy);
+        }
+        Some(if entry.is_lossy() {
             Page::Lossy
         } else {
             Page::Exact(entry)
-        }
+        })
     }
 }
 
@@ -212,11 +163,7 @@ impl TidBitmap {
     /// ```
     pub fn intersect_with(&mut self, other: &TidBitmap) {
         let mut result = TidBitmap::with_budget(self.max_bytes);
-        let mut theirs = PageFinder::new(other);
-        let mut keep = |block: u32, ours: Page<'_>| {
-            let Some(theirs) = theirs.find(block) else {
-                return;
-            };
+        let mut keep = |block: u32, ours: Page<'_>, theirs: Page<'_>| {
             let entry = match (ours, theirs) {
                 (Page::Lossy, Page::Lossy) => PageEntry::LossyPage,
                 (Page::Lossy, Page::Exact(entry)) | (Page::Exact(entry), Page::Lossy) => {
@@ -230,47 +177,55 @@ impl TidBitmap {
             result.append_page(block, entry);
             result.keep_to_budget();
         };
-        match (&self.tree, &self.single) {
-            (Some(tree), _) => {
-                // The tree's entries rather than its pages: a run of equal
-                // pages is one entry, and a page costs no walk state.
-                for (blocks, entry) in tree.spans() {
-                    if entry.parts().is_some() {
-                        // A lossy chunk: only its lossy parts are pages.
-                        for page in self.iter_from(*blocks.start()) {
-                            if page.block() > *blocks.end() {
-                                break;
-                            }
-                            keep(page.block(), Page::Lossy);
-                        }
-                    } else {
+        match (&self.tree, &other.tree) {
+            (Some(ours), Some(theirs)) => {
+                // Both trees walked together, node by node: a page on one
+                // side only is passed over, and a page on both costs a node
+                // search, not a lookup from the root.
+                ours.for_each_overlap(
+                    theirs,
+                    |blocks, (our_span, our_entry), (their_span, their_entry)| {
                         for block in blocks {
-                            keep(block, Page::of(entry));
+                            let (Some(a), Some(b)) = (
+                                Page::at(our_span, our_entry, block),
+                                Page::at(their_span, their_entry, block),
+                            ) else {
+                                continue;
+                            };
+                            keep(block, a, b);
                         }
+                    },
+                );
+            }
+            // A side of one page or none: at most one page to look up.
+            _ => {
+                for page in self.single_page().into_iter().chain(other.single_page()) {
+                    let block = page.0;
+                    if let (Some(a), Some(b)) = (self.page(block), other.page(block)) {
+                        keep(block, a, b);
+                        break;
                     }
                 }
             }
-            (None, Some((block, entry))) => keep(*block, Page::of(entry)),
-            (None, None) => {}
         }
         *self = result;
+    }
+
+    /// The one page of a bitmap without a tree.
+    fn single_page(&self) -> Option<(u32, &PageEntry)> {
+        match (&self.tree, &self.single) {
+            (None, Some((block, entry))) => Some((*block, entry)),
+            _ => None,
+        }
     }
 
     /// `block`'s page, if the bitmap has it.
     pub(super) fn page(&self, block: u32) -> Option<Page<'_>> {
         let (span, entry) = match (&self.tree, &self.single) {
             (Some(tree), _) => tree.get_span(block)?,
-            (None, Some((only, entry))) if *only == block => (radix_core::Span::key(block), entry),
+            (None, Some((only, entry))) if *only == block => (Span::key(block), entry),
             (None, _) => return None,
         };
-        if let Some(parts) = entry.parts() {
-            let part = super::part_of(span, block);
-            return (parts[part / 64] & (1 << (part % 64)) != 0).then_some(Page::Lossy);
-        }
-        Some(if entry.is_lossy() {
-            Page::Lossy
-        } else {
-            Page::Exact(entry)
-        })
+        Page::at(span, entry, block)
     }
 }

@@ -7,6 +7,8 @@
 //! - [`batch`]: `is_member_each` against `is_member`;
 //! - [`block_ranges`]: runs of equal blocks stored as range values;
 //! - [`auto_traits`]: `Send` and `Sync` of every public type;
+//! - [`bitmap_drops`]: a counting allocator (radix-core's, the binary's
+//!   global allocator) proves that TID bitmaps give back every byte;
 //! - [`serde`] (with the `serde` feature): the serialised forms.
 //!
 //! `shared_processes` is a binary of its own: it starts processes of
@@ -15,8 +17,14 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+// radix-core's counting allocator, as the global allocator here too.
+#[path = "../../../radix-core/tests/it/counting.rs"]
+#[expect(dead_code, reason = "this suite reads the byte count alone")]
+mod counting;
+
 mod auto_traits;
 mod batch;
+mod bitmap_drops;
 mod block_ranges;
 mod model;
 mod postgres;
