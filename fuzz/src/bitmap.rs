@@ -1056,7 +1056,6 @@ fn combine(side: &mut Side, other: &Side, kind: Combine, at: &At<'_>, walks: &mu
 
 #[cfg(test)]
 mod tests {
-    use arbitrary::{Arbitrary, Unstructured};
 
     use super::*;
 
@@ -1089,16 +1088,9 @@ mod tests {
     /// operation kind present) and pass.
     #[test]
     fn seeds_decode_and_pass() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/tidbitmap");
         let mut kinds = std::collections::BTreeSet::new();
-        for file in std::fs::read_dir(dir).expect("the seeds") {
-            let bytes = std::fs::read(file.expect("a seed").path()).expect("a seed");
-            let input =
-                BitmapInput::arbitrary_take_rest(Unstructured::new(&bytes)).expect("decodes");
-            for op in &input.ops {
-                let name = format!("{op:?}");
-                kinds.insert(name[..name.find([' ', '(', '{']).unwrap_or(name.len())].to_owned());
-            }
+        for (_, input) in crate::seeds::decoded::<BitmapInput>("tidbitmap") {
+            kinds.extend(crate::seeds::kinds(&input.ops));
             check_tidbitmap(&input);
         }
         assert_eq!(kinds.len(), 10, "operation kinds in the seeds: {kinds:?}");
@@ -1108,19 +1100,8 @@ mod tests {
     /// the fuzz target does the real search).
     #[test]
     fn random_inputs_run() {
-        let mut x = 0x5EED_0003_u64;
-        for round in 0..150 {
-            let bytes = crate::values::smoke_bytes(&mut x, round);
-            let mut u = Unstructured::new(&bytes);
-            let Ok(mut input) = BitmapInput::arbitrary(&mut u) else {
-                continue;
-            };
-            while let Ok(op) = BitmapOp::arbitrary(&mut u) {
-                if u.is_empty() {
-                    break;
-                }
-                input.ops.push(op);
-            }
+        for input in crate::seeds::smoke_inputs(0x5EED_0003, 150, |i: &mut BitmapInput| &mut i.ops)
+        {
             check_tidbitmap(&input);
         }
     }

@@ -1920,15 +1920,10 @@ mod tests {
     /// area, sequentially and in a threaded step on it.
     #[test]
     fn rowex_seeds_decode_and_pass() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/tree_rowex");
         let mut kinds = std::collections::BTreeSet::new();
         let mut files = 0;
         let mut shared = 0;
-        for file in std::fs::read_dir(dir).expect("the seeds") {
-            let path = file.expect("a seed").path();
-            let bytes = std::fs::read(&path).expect("a seed");
-            let input =
-                RowexInput::arbitrary_take_rest(Unstructured::new(&bytes)).expect("decodes");
+        for (path, input) in crate::seeds::decoded::<RowexInput>("tree_rowex") {
             for step in &input.steps {
                 let ops: Vec<&RowexOp> = match step {
                     RowexStep::Op(op) => vec![op],
@@ -1937,12 +1932,7 @@ mod tests {
                         phase.first.iter().chain(&phase.second).collect()
                     }
                 };
-                for op in ops {
-                    let name = format!("{op:?}");
-                    kinds.insert(
-                        name[..name.find([' ', '(', '{']).unwrap_or(name.len())].to_owned(),
-                    );
-                }
+                kinds.extend(crate::seeds::kinds(ops));
             }
             let summary = run_all(&input);
             let name = path

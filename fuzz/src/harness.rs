@@ -1186,7 +1186,6 @@ pub fn same<T: PartialEq + fmt::Debug>(got: &[T], want: &[T], what: &dyn fmt::De
 
 #[cfg(test)]
 mod tests {
-    use arbitrary::{Arbitrary, Unstructured};
     use radix_core::value::VarBytes;
 
     use super::*;
@@ -1233,15 +1232,9 @@ mod tests {
     /// whole length read, every operation kind present) and pass.
     #[test]
     fn tree_seeds_decode_and_pass() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/tree_embedded");
         let mut kinds = std::collections::BTreeSet::new();
-        for file in std::fs::read_dir(dir).expect("the seeds") {
-            let bytes = std::fs::read(file.expect("a seed").path()).expect("a seed");
-            let input = Input::arbitrary_take_rest(Unstructured::new(&bytes)).expect("decodes");
-            for op in &input.ops {
-                let name = format!("{op:?}");
-                kinds.insert(name[..name.find([' ', '(', '{']).unwrap_or(name.len())].to_owned());
-            }
+        for (_, input) in crate::seeds::decoded::<Input>("tree_embedded") {
+            kinds.extend(crate::seeds::kinds(&input.ops));
             run_all(&input);
         }
         assert_eq!(kinds.len(), 27, "operation kinds in the seeds: {kinds:?}");
@@ -1251,21 +1244,7 @@ mod tests {
     /// hold (a smoke test; the fuzz targets do the real search).
     #[test]
     fn random_inputs_run_on_every_layout() {
-        let mut x = 0x1234_5678_u64;
-        for round in 0..120 {
-            let bytes = crate::values::smoke_bytes(&mut x, round);
-            // Operations one by one (a `Vec` decoded from random bytes
-            // ends at the first even byte).
-            let mut u = Unstructured::new(&bytes);
-            let Ok(mut input) = Input::arbitrary(&mut u) else {
-                continue;
-            };
-            while let Ok(op) = Op::arbitrary(&mut u) {
-                if u.is_empty() {
-                    break;
-                }
-                input.ops.push(op);
-            }
+        for input in crate::seeds::smoke_inputs(0x1234_5678, 120, |i: &mut Input| &mut i.ops) {
             run_all(&input);
         }
     }

@@ -43,6 +43,8 @@ pub mod keys;
 pub mod map;
 pub mod ops;
 pub mod ranges;
+#[cfg(test)]
+mod seeds;
 pub mod shared;
 pub mod tid_sets;
 pub mod tids;

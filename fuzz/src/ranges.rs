@@ -1826,7 +1826,7 @@ impl<T: RangeMap> Harness<T> {
                 let keys: Vec<u32> = self.model.entries().map(|(k, _)| k).collect();
                 let (mut front, mut back) = (0, keys.len());
                 while front < back {
-                    let k = if (front + keys.len() - back) % 2 == 0 {
+                    let k = if (front + keys.len() - back).is_multiple_of(2) {
                         front += 1;
                         keys[front - 1]
                     } else {
@@ -1889,7 +1889,6 @@ fn check_span_api(span: Span<u32>, key: u32, what: &dyn fmt::Debug) {
 
 #[cfg(test)]
 mod tests {
-    use arbitrary::{Arbitrary, Unstructured};
     use radix_core::value::VarBytes;
 
     use super::*;
@@ -1959,16 +1958,9 @@ mod tests {
     /// length read, every operation kind present) and pass on every tree.
     #[test]
     fn seeds_decode_and_pass() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/tree_ranges");
         let mut kinds = std::collections::BTreeSet::new();
-        for file in std::fs::read_dir(dir).expect("the seeds") {
-            let bytes = std::fs::read(file.expect("a seed").path()).expect("a seed");
-            let input =
-                RangesInput::arbitrary_take_rest(Unstructured::new(&bytes)).expect("decodes");
-            for op in &input.ops {
-                let name = format!("{op:?}");
-                kinds.insert(name[..name.find([' ', '(', '{']).unwrap_or(name.len())].to_owned());
-            }
+        for (_, input) in crate::seeds::decoded::<RangesInput>("tree_ranges") {
+            kinds.extend(crate::seeds::kinds(&input.ops));
             run_all(&input);
         }
         assert_eq!(kinds.len(), 16, "operation kinds in the seeds: {kinds:?}");
@@ -1978,19 +1970,7 @@ mod tests {
     /// hold (a smoke test; the fuzz target does the real search).
     #[test]
     fn random_inputs_run_on_every_layout() {
-        let mut x = 0x5EED_0002_u64;
-        for round in 0..80 {
-            let bytes = crate::values::smoke_bytes(&mut x, round);
-            let mut u = Unstructured::new(&bytes);
-            let Ok(mut input) = RangesInput::arbitrary(&mut u) else {
-                continue;
-            };
-            while let Ok(op) = RangeOp::arbitrary(&mut u) {
-                if u.is_empty() {
-                    break;
-                }
-                input.ops.push(op);
-            }
+        for input in crate::seeds::smoke_inputs(0x5EED_0002, 80, |i: &mut RangesInput| &mut i.ops) {
             run_all(&input);
         }
     }

@@ -655,14 +655,8 @@ mod tests {
     /// The committed seeds decode to what make_seeds.py meant and pass.
     #[test]
     fn seeds_decode_and_pass() {
-        use arbitrary::{Arbitrary, Unstructured};
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/tidstore_set_ops");
         let mut seeds = 0;
-        for file in std::fs::read_dir(dir).expect("the seeds") {
-            let path = file.expect("a seed").path();
-            let bytes = std::fs::read(&path).expect("a seed");
-            let input =
-                SetOpsInput::arbitrary_take_rest(Unstructured::new(&bytes)).expect("decodes");
+        for (path, input) in crate::seeds::decoded::<SetOpsInput>("tidstore_set_ops") {
             assert!(
                 input.stores.iter().all(|s| !s.blocks.is_empty())
                     && input.steps.len() >= 6

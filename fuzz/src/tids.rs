@@ -641,7 +641,6 @@ impl TidHarness {
 
 #[cfg(test)]
 mod tests {
-    use arbitrary::{Arbitrary, Unstructured};
 
     use super::*;
 
@@ -649,15 +648,9 @@ mod tests {
     /// operation kind present) and pass.
     #[test]
     fn seeds_decode_and_pass() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/tidstore");
         let mut kinds = std::collections::BTreeSet::new();
-        for file in std::fs::read_dir(dir).expect("the seeds") {
-            let bytes = std::fs::read(file.expect("a seed").path()).expect("a seed");
-            let input = TidInput::arbitrary_take_rest(Unstructured::new(&bytes)).expect("decodes");
-            for op in &input.ops {
-                let name = format!("{op:?}");
-                kinds.insert(name[..name.find([' ', '(', '{']).unwrap_or(name.len())].to_owned());
-            }
+        for (_, input) in crate::seeds::decoded::<TidInput>("tidstore") {
+            kinds.extend(crate::seeds::kinds(&input.ops));
             check_tidstore(&input);
         }
         assert_eq!(kinds.len(), 10, "operation kinds in the seeds: {kinds:?}");
