@@ -631,8 +631,8 @@ impl Clone for TidBitmap {
 
 impl Drop for TidBitmap {
     fn drop(&mut self) {
-        if self.heap_bytes == 0
-            && let Some(tree) = &mut self.tree
+        if let Some(tree) = &mut self.tree
+            && self.heap_bytes == 0
         {
             // No entry owns memory (every page is small or lossy, no chunk
             // keeps parts): the nodes go back without a visit to each of
