@@ -659,81 +659,68 @@ fn tb_peers_agree_with_the_model() {
     }
 }
 
-/// A bitmap that loses the fifth of every ten TIDs it is given (TB-6's
-/// rounds give each bitmap five).
-struct Forgetful(peers::tbm_hash::TbmHash, u64);
+/// A wrong `tbm-hash`, for the checks to catch: `$name` wraps it (with a
+/// count of the TIDs given), claims `$keeps` about its budget, and adds
+/// each TID as `$add(bitmap, count, tid)` does; everything else is
+/// `tbm-hash`'s.
+macro_rules! wrong_bitmap {
+    ($(#[$doc:meta])* $name:ident, $label:literal, keeps_budget: $keeps:literal, $add:expr) => {
+        $(#[$doc])*
+        struct $name(peers::tbm_hash::TbmHash, u64);
 
-impl TidBitmapPeer for Forgetful {
-    const NAME: &'static str = "forgetful";
-    const BUDGETED: bool = true;
-    const KEEPS_BUDGET: bool = false;
-    fn new(budget: Option<usize>) -> Self {
-        Self(<peers::tbm_hash::TbmHash as TidBitmapPeer>::new(budget), 0)
-    }
-    fn add_tid(&mut self, tid: Tid) {
-        self.1 += 1;
-        if self.1 % 10 != 5 {
-            TidBitmapPeer::add_tid(&mut self.0, tid);
+        impl TidBitmapPeer for $name {
+            const NAME: &'static str = $label;
+            const BUDGETED: bool = true;
+            const KEEPS_BUDGET: bool = $keeps;
+            fn new(budget: Option<usize>) -> Self {
+                Self(<peers::tbm_hash::TbmHash as TidBitmapPeer>::new(budget), 0)
+            }
+            fn add_tid(&mut self, tid: Tid) {
+                self.1 += 1;
+                let add: fn(&mut peers::tbm_hash::TbmHash, u64, Tid) = $add;
+                add(&mut self.0, self.1, tid);
+            }
+            fn intersect_with(&mut self, other: &Self) {
+                TidBitmapPeer::intersect_with(&mut self.0, &other.0);
+            }
+            fn union_with(&mut self, other: &Self) {
+                TidBitmapPeer::union_with(&mut self.0, &other.0);
+            }
+            fn walk<S: PageSink>(&self, sink: &mut S) {
+                self.0.walk(sink);
+            }
+        }
+    };
+}
+
+wrong_bitmap!(
+    /// A bitmap that loses the fifth of every ten TIDs it is given (TB-6's
+    /// rounds give each bitmap five).
+    Forgetful,
+    "forgetful",
+    keeps_budget: false,
+    |bitmap, count, tid| {
+        if count % 10 != 5 {
+            TidBitmapPeer::add_tid(bitmap, tid);
         }
     }
-    fn intersect_with(&mut self, other: &Self) {
-        TidBitmapPeer::intersect_with(&mut self.0, &other.0);
-    }
-    fn union_with(&mut self, other: &Self) {
-        TidBitmapPeer::union_with(&mut self.0, &other.0);
-    }
-    fn walk<S: PageSink>(&self, sink: &mut S) {
-        self.0.walk(sink);
-    }
-}
+);
 
-/// A bitmap that gives every page lossy.
-struct AllLossy(peers::tbm_hash::TbmHash);
+wrong_bitmap!(
+    /// A bitmap that gives every page lossy.
+    AllLossy,
+    "all-lossy",
+    keeps_budget: false,
+    |bitmap, _, tid| bitmap.add_page(tid.block())
+);
 
-impl TidBitmapPeer for AllLossy {
-    const NAME: &'static str = "all-lossy";
-    const BUDGETED: bool = true;
-    const KEEPS_BUDGET: bool = false;
-    fn new(budget: Option<usize>) -> Self {
-        Self(<peers::tbm_hash::TbmHash as TidBitmapPeer>::new(budget))
-    }
-    fn add_tid(&mut self, tid: Tid) {
-        self.0.add_page(tid.block());
-    }
-    fn intersect_with(&mut self, other: &Self) {
-        TidBitmapPeer::intersect_with(&mut self.0, &other.0);
-    }
-    fn union_with(&mut self, other: &Self) {
-        TidBitmapPeer::union_with(&mut self.0, &other.0);
-    }
-    fn walk<S: PageSink>(&self, sink: &mut S) {
-        self.0.walk(sink);
-    }
-}
-
-/// `tbm-hash` claiming to keep within its budget, which it does not.
-struct Boastful(peers::tbm_hash::TbmHash);
-
-impl TidBitmapPeer for Boastful {
-    const NAME: &'static str = "boastful";
-    const BUDGETED: bool = true;
-    const KEEPS_BUDGET: bool = true;
-    fn new(budget: Option<usize>) -> Self {
-        Self(<peers::tbm_hash::TbmHash as TidBitmapPeer>::new(budget))
-    }
-    fn add_tid(&mut self, tid: Tid) {
-        TidBitmapPeer::add_tid(&mut self.0, tid);
-    }
-    fn intersect_with(&mut self, other: &Self) {
-        TidBitmapPeer::intersect_with(&mut self.0, &other.0);
-    }
-    fn union_with(&mut self, other: &Self) {
-        TidBitmapPeer::union_with(&mut self.0, &other.0);
-    }
-    fn walk<S: PageSink>(&self, sink: &mut S) {
-        self.0.walk(sink);
-    }
-}
+wrong_bitmap!(
+    /// `tbm-hash` claiming to keep within its budget, which it does not.
+    Boastful,
+    "boastful",
+    keeps_budget: true,
+    |bitmap, _, tid| TidBitmapPeer::add_tid(bitmap, tid)
+);
 
 #[test]
 fn a_wrong_tb_answer_is_reported() {
