@@ -451,9 +451,32 @@ impl TidBitmap {
 
     /// Stores the lossy range `entry` over `span` (level 1 or more),
     /// counting what it replaces.
+    ///
+    /// A wider lossy range that covers the span already holds it, or,
+    /// if it is a chunk, takes it as one of its parts (the span fits in
+    /// one: a part is a level below the chunk), `entry`'s own parts, if
+    /// any, giving way to the whole part. Left to the tree, a chunk would
+    /// split into copies one level down, each reading its parts as
+    /// narrower pages and owning words the bitmap never counted.
     fn store_lossy_span(&mut self, span: Span<u32>, entry: PageEntry) {
         if self.tree.is_none() {
             self.promote();
+        }
+        let tree = self.tree.as_mut().expect("a tree");
+        if let Some((held, lossy)) = tree.get_span_mut(span.start())
+            && held.level() > span.level()
+            && lossy.is_lossy()
+        {
+            if lossy.parts().is_some() {
+                self.lossy_pages += join_chunk(
+                    lossy,
+                    held,
+                    span.start(),
+                    &mut self.heap_bytes,
+                    &mut self.lossy_pages_known,
+                );
+            }
+            return;
         }
         self.lossy_ranges = true;
         let added = lossy_count(span, &entry);

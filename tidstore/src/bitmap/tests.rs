@@ -140,6 +140,21 @@ fn check_within(b: &TidBitmap, model: &Model) {
         );
     }
     assert!(b.memory_usage() <= b.max_bytes());
+    check_heap_bytes(b);
+}
+
+/// The bitmap's count of what its entries own beside the tree is what
+/// they own: a drift would pass the budget unseen, or (low) leave large
+/// pages unfreed when it drops.
+fn check_heap_bytes(b: &TidBitmap) {
+    let mut owned = b.single.as_ref().map_or(0, |(_, entry)| entry.heap_bytes());
+    if let Some(tree) = &b.tree {
+        owned += tree
+            .spans()
+            .map(|(_, entry)| entry.heap_bytes())
+            .sum::<usize>();
+    }
+    assert_eq!(b.heap_bytes, owned, "{b:?}");
 }
 
 #[derive(Clone, Debug)]
@@ -211,6 +226,7 @@ fn build(ops: &[Op], max_bytes: Option<usize>) -> (TidBitmap, Model) {
             "over budget after {op:?}"
         );
     }
+    check_heap_bytes(&b);
     (b, model)
 }
 
@@ -235,9 +251,11 @@ fn unlimited_bitmaps_equal_the_model() {
         u.union_with(&y);
         model_union(&mut mu, &my);
         assert_eq!(pages_of(&u), mu);
+        check_heap_bytes(&u);
         x.intersect_with(&y);
         mx = model_intersect(&mx, &my);
         assert_eq!(pages_of(&x), mx);
+        check_heap_bytes(&x);
         true
     }
     QuickCheck::new()
@@ -368,6 +386,62 @@ fn pages_spread_over_every_block_coarsen_within_the_budget() {
             .take(1000)
             .all(|p| p.is_lossy() || p.offsets().is_some())
     );
+}
+
+#[test]
+fn a_lossy_range_inside_a_coarser_chunk_joins_it() {
+    // Found by the `tidbitmap` fuzz target: a union stored another
+    // bitmap's lossy range under one of this bitmap's coarse chunks, and
+    // the tree split the chunk into copies one level down, whose parts
+    // then meant narrower pages, each owning words nobody counted.
+    let mut b = if cfg!(miri) {
+        TidBitmap::with_budget(16 << 10)
+    } else {
+        TidBitmap::new(TidBitmap::MIN_BUDGET).unwrap()
+    };
+    let mut model = Model::new();
+    let n: u32 = if cfg!(miri) { 70 } else { 4000 };
+    for i in 0..n {
+        let block = i.wrapping_mul(2_654_435_761);
+        b.add_tids(block, &[3, 200], false).unwrap();
+        model_add(&mut model, block, &[3, 200], false);
+    }
+    // A coarse chunk, and 256 pages of one of its parts that are not
+    // lossy.
+    let tree = b.tree.as_ref().unwrap();
+    let (chunk, _) = tree
+        .spans()
+        .find(|(blocks, entry)| entry.parts().is_some() && blocks.end() - blocks.start() > 0xFFFF)
+        .expect("a chunk of 65,536 pages or more");
+    let part = (chunk.end() - chunk.start()) / 256 + 1;
+    let low = (0..256)
+        .map(|j| chunk.start() + j * part)
+        .find(|&first| b.page(first).is_none())
+        .expect("a part that held nothing");
+    let mut other = TidBitmap::unlimited();
+    other.add_pages(low..=low + 255);
+    let lossy_before = b.lossy_pages();
+    b.union_with(&other);
+    for block in low..=low + 255 {
+        model_lossy(&mut model, block);
+    }
+    // Looked up, not walked: the coarse chunks hold millions of pages.
+    check_heap_bytes(&b);
+    assert!(b.memory_usage() <= b.max_bytes());
+    for (&block, want) in &model {
+        match b.page(block) {
+            Some(super::set_ops::Page::Lossy) => {}
+            Some(super::set_ops::Page::Exact(entry)) => {
+                assert!(!want.lossy, "block {block}: a lossy page came back exact");
+                assert_eq!(
+                    super::page::offsets_of(entry),
+                    want.offsets.iter().copied().collect::<Vec<_>>()
+                );
+            }
+            None => panic!("block {block} lost"),
+        }
+    }
+    assert_eq!(b.lossy_pages(), lossy_before + part as usize);
 }
 
 #[test]
