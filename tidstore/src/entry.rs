@@ -220,6 +220,69 @@ impl BlockEntry {
         ((last - first) as usize + 1 == len).then_some((first, last))
     }
 
+    /// Copies the offsets, ascending, into `buf` (as many as fit) and
+    /// returns how many the entry has: a heap pass's extraction, form by
+    /// form rather than offset by offset. A run is a counting fill the
+    /// compiler vectorises; a bitmap is a word at a time, a bit's position
+    /// per offset.
+    #[inline]
+    pub(crate) fn copy_into(&self, buf: &mut [u16]) -> usize {
+        let h = &self.header;
+        if h.flags & RUN != 0 {
+            let (first, last) = (h.offsets[0], h.offsets[1]);
+            let n = (last - first) as usize + 1;
+            let fits = n.min(buf.len());
+            for (i, slot) in buf[..fits].iter_mut().enumerate() {
+                *slot = first + i as u16;
+            }
+            n
+        } else if h.nwords == 0 {
+            let mut n = 0;
+            for &offset in h.offsets.iter().take_while(|&&o| o != 0) {
+                if let Some(slot) = buf.get_mut(n) {
+                    *slot = offset;
+                }
+                n += 1;
+            }
+            n
+        } else {
+            let mut n = 0;
+            for (i, &word) in self.words.iter().enumerate() {
+                let base = (i * 64) as u16;
+                let mut bits = word;
+                while bits != 0 {
+                    if let Some(slot) = buf.get_mut(n) {
+                        *slot = base + bits.trailing_zeros() as u16;
+                    }
+                    bits &= bits - 1;
+                    n += 1;
+                }
+            }
+            n
+        }
+    }
+
+    /// Whether `other` holds the same offsets: `==`, in one compare of
+    /// the header words (and the bitmap words if both have them), which a
+    /// heap pass pays for each block where extracting costs a write per
+    /// offset.
+    #[inline]
+    pub(crate) fn same_offsets(&self, other: &Self) -> bool {
+        // The flag byte comes first in memory, as in `to_word`.
+        const NOT_TAG: u64 = u64::from_ne_bytes([
+            !radix_core::value::TAG_BIT,
+            0xFF,
+            0xFF,
+            0xFF,
+            0xFF,
+            0xFF,
+            0xFF,
+            0xFF,
+        ]);
+        let word = |e: &Self| e.header.to_word() & NOT_TAG;
+        word(self) == word(other) && (self.header.nwords == 0 || self.words == other.words)
+    }
+
     /// ORs the entry's offsets into `words`, as bits; returns how many
     /// words its largest offset needs.
     pub(crate) fn or_into(&self, words: &mut [u64; MAX_WORDS]) -> usize {

@@ -160,7 +160,7 @@ pub use ordered::OrderedLookup;
 pub use shared::{
     SharedIter, SharedTidStore, SharedTidStoreHandle, SharedTidStoreReader, SharedTidStoreWriter,
 };
-pub use store::{BlockOffsets, DeadBlock, Iter, TidStore};
+pub use store::{BlockOffsets, DeadBlock, DeadRun, Iter, Runs, TidStore};
 pub use tid::{MAX_OFFSET, Tid};
 
 /// The shared-memory types that [`SharedTidStore`]'s API takes and

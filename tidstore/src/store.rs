@@ -5,11 +5,12 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
+use radix_core::Spans;
 use radix_core::mem::MemoryOptions;
 
 use crate::entry::{BlockEntry, EntryBuf, Offsets};
 use crate::error::TidStoreError;
-use crate::table::{BlockTable, BlockTableIter};
+use crate::table::{BlockTable, BlockTableConfig, BlockTableIter};
 use crate::tid::{MAX_OFFSET, Tid};
 
 /// Dead tuple identifiers, grouped by block, in a memory-bounded radix tree.
@@ -140,6 +141,75 @@ impl TidStore {
     pub fn iter(&self) -> Iter<'_> {
         Iter {
             inner: self.table.iter(),
+        }
+    }
+
+    /// The blocks in ascending order, grouped into runs of consecutive
+    /// blocks with the same dead offsets, as the store keeps them: a heap
+    /// pass extracts a run's offsets once for all its blocks. Each aligned
+    /// block of 256 (65,536, ...) equal entries is one run; a run may be
+    /// followed by another with the same offsets, and a block on its own
+    /// is a run of one.
+    ///
+    /// ```
+    /// use tidstore::TidStore;
+    ///
+    /// let mut ts = TidStore::insert_only(64 << 20);
+    /// for block in 0..300 {
+    ///     ts.set_block_offsets(block, &[1, 2, 3, 4])?;
+    /// }
+    /// ts.set_block_offsets(300, &[9])?;
+    /// let mut buf = [0u16; tidstore::MAX_OFFSET as usize];
+    /// let mut dead = 0;
+    /// for run in ts.runs() {
+    ///     let n = run.copy_offsets(&mut buf);
+    ///     for block in run.blocks() {
+    ///         dead += n; // vacuum `block`'s offsets `buf[..n]`
+    ///     }
+    /// }
+    /// assert_eq!(dead, 1201);
+    /// assert_eq!(ts.runs().next().unwrap().blocks(), 0..=255);
+    /// # Ok::<(), tidstore::TidStoreError>(())
+    /// ```
+    pub fn runs(&self) -> Runs<'_> {
+        Runs {
+            inner: self.table.spans(),
+        }
+    }
+
+    /// Calls `f` with each block, ascending, and its dead offsets,
+    /// ascending: the heap pass of a vacuum. The offsets are extracted
+    /// once for each run of blocks (see [`runs`](Self::runs)), and not
+    /// again while the next runs hold the same ones (every page of a table
+    /// with the same dead tuples, not only consecutive ones).
+    ///
+    /// ```
+    /// use tidstore::TidStore;
+    ///
+    /// let mut ts = TidStore::insert_only(64 << 20);
+    /// ts.set_block_offsets(3, &[1, 2])?;
+    /// ts.set_block_offsets(9, &[1, 2])?;
+    /// ts.set_block_offsets(12, &[5])?;
+    /// let mut seen = Vec::new();
+    /// ts.for_each_block(|block, offsets| seen.push((block, offsets.to_vec())));
+    /// assert_eq!(seen, [(3, vec![1, 2]), (9, vec![1, 2]), (12, vec![5])]);
+    /// # Ok::<(), tidstore::TidStoreError>(())
+    /// ```
+    pub fn for_each_block(&self, mut f: impl FnMut(u32, &[u16])) {
+        let mut buf = [0u16; MAX_OFFSET as usize];
+        let mut extracted: Option<(&BlockEntry, usize)> = None;
+        for (blocks, entry) in self.table.spans() {
+            let n = match extracted {
+                Some((last, n)) if last.same_offsets(entry) => n,
+                _ => {
+                    let n = entry.copy_into(&mut buf);
+                    extracted = Some((entry, n));
+                    n
+                }
+            };
+            for block in blocks {
+                f(block, &buf[..n]);
+            }
         }
     }
 
@@ -391,15 +461,9 @@ impl<'a> DeadBlock<'a> {
     /// block has. When that is more than `buf.len()`, only the first
     /// `buf.len()` were copied, and the caller may retry with a buffer of
     /// the returned size (as PostgreSQL's `TidStoreGetBlockOffsets` does).
+    #[inline]
     pub fn copy_offsets(&self, buf: &mut [u16]) -> usize {
-        let mut n = 0;
-        for offset in self.entry.offsets() {
-            if let Some(slot) = buf.get_mut(n) {
-                *slot = offset;
-            }
-            n += 1;
-        }
-        n
+        self.entry.copy_into(buf)
     }
 }
 
@@ -407,6 +471,80 @@ impl fmt::Debug for DeadBlock<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DeadBlock")
             .field("block", &self.block)
+            .field("form", &self.entry.form())
+            .field("offsets", &self.offsets().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// The runs of a [`TidStore`]'s blocks in ascending order: see
+/// [`TidStore::runs`].
+pub struct Runs<'a> {
+    inner: Spans<'a, BlockTableConfig>,
+}
+
+impl<'a> Iterator for Runs<'a> {
+    type Item = DeadRun<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<DeadRun<'a>> {
+        self.inner.next().map(|(blocks, entry)| DeadRun {
+            first: *blocks.start(),
+            last: *blocks.end(),
+            entry,
+        })
+    }
+}
+
+impl core::iter::FusedIterator for Runs<'_> {}
+
+impl fmt::Debug for Runs<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runs").finish_non_exhaustive()
+    }
+}
+
+/// Consecutive blocks of a [`TidStore`] with the same dead offsets.
+#[derive(Clone, Copy)]
+pub struct DeadRun<'a> {
+    first: u32,
+    last: u32,
+    entry: &'a BlockEntry,
+}
+
+impl<'a> DeadRun<'a> {
+    /// The blocks, ascending.
+    pub fn blocks(&self) -> core::ops::RangeInclusive<u32> {
+        self.first..=self.last
+    }
+
+    /// The dead offsets of each of the blocks, ascending.
+    pub fn offsets(&self) -> BlockOffsets<'a> {
+        BlockOffsets(self.entry.offsets())
+    }
+
+    /// Number of dead offsets on each of the blocks.
+    pub fn len(&self) -> usize {
+        self.entry.len()
+    }
+
+    /// Always false: a stored block has at least one offset.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Copies each block's offsets, ascending, into `buf`, as
+    /// [`DeadBlock::copy_offsets`] does.
+    #[inline]
+    pub fn copy_offsets(&self, buf: &mut [u16]) -> usize {
+        self.entry.copy_into(buf)
+    }
+}
+
+impl fmt::Debug for DeadRun<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeadRun")
+            .field("blocks", &self.blocks())
             .field("form", &self.entry.form())
             .field("offsets", &self.offsets().collect::<Vec<_>>())
             .finish()
@@ -554,5 +692,71 @@ mod tests {
         let mut exact = [0u16; 4];
         assert_eq!(block.copy_offsets(&mut exact), 4);
         assert_eq!(exact, [1, 7, 10, 500]);
+    }
+
+    #[test]
+    fn every_form_copies_what_its_offsets_yield_into_any_buffer() {
+        let run: Vec<u16> = (100..=300).collect();
+        let forms: [&[u16]; 6] = [
+            &[1],
+            &[1, 2, 3],
+            &[7, 900, 2048],
+            &[5, 6, 7, 8],
+            &run,
+            &[2, 64, 65, 2048],
+        ];
+        for (i, offsets) in forms.iter().enumerate() {
+            let mut ts = TidStore::insert_only(1 << 20);
+            ts.set_block_offsets(i as u32, offsets).unwrap();
+            let block = ts.iter().next().unwrap();
+            for size in [0, 1, 3, offsets.len(), MAX_OFFSET as usize] {
+                let mut buf = vec![0u16; size];
+                assert_eq!(block.copy_offsets(&mut buf), offsets.len());
+                let fits = size.min(offsets.len());
+                assert_eq!(buf[..fits], offsets[..fits], "{offsets:?} into {size}");
+                assert!(
+                    buf[fits..].iter().all(|&o| o == 0),
+                    "written past the offsets"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn runs_and_the_heap_pass_see_every_block_as_iter_does() {
+        // Runs of equal entries (ranges of 256 and 65,536 blocks once
+        // aligned), equal entries apart, and each form between them.
+        let bitmap: &[u16] = &[2, 64, 65, 2048];
+        let spans: [(u32, u32, &[u16]); 6] = [
+            (0, 300, &[1, 2, 3, 4]),
+            (301, 301, &[9]),
+            (305, 305, &[1, 2, 3, 4]),
+            (512, 1023, bitmap),
+            (1024, 1030, &[7, 900, 2048]),
+            (1031, 1031, bitmap),
+        ];
+        let mut ts = TidStore::insert_only(1 << 20);
+        for &(first, last, offsets) in &spans {
+            for block in first..=last {
+                ts.set_block_offsets(block, offsets).unwrap();
+            }
+        }
+        let expected = contents(&ts);
+        let mut from_runs = Vec::new();
+        let mut buf = [0u16; MAX_OFFSET as usize];
+        for run in ts.runs() {
+            let n = run.copy_offsets(&mut buf);
+            assert_eq!(n, run.len());
+            assert_eq!(buf[..n], run.offsets().collect::<Vec<_>>());
+            for block in run.blocks() {
+                from_runs.push((block, buf[..n].to_vec()));
+            }
+        }
+        assert_eq!(from_runs, expected);
+        assert_eq!(ts.runs().next().unwrap().blocks(), 0..=255);
+        assert!(ts.runs().any(|r| r.blocks() == (512..=767)));
+        let mut from_pass = Vec::new();
+        ts.for_each_block(|block, offsets| from_pass.push((block, offsets.to_vec())));
+        assert_eq!(from_pass, expected);
     }
 }

@@ -133,7 +133,7 @@ pub trait DeadTupleStore {
     }
 
     /// The heap pass: calls `f` for every block in ascending order with its
-    /// dead offsets, extracted into `buf`.
+    /// dead offsets, extracted into `buf` (or a buffer of the store's own).
     fn for_each_block<F: FnMut(u32, &[u16])>(&self, buf: &mut [u16], f: F);
 
     /// Bytes the store holds now.
@@ -179,11 +179,10 @@ impl DeadTupleStore for TidStore {
         move |tid| lookup.is_member(tid)
     }
 
-    fn for_each_block<F: FnMut(u32, &[u16])>(&self, buf: &mut [u16], mut f: F) {
-        for block in self.iter() {
-            let n = block.copy_offsets(buf);
-            f(block.block(), &buf[..n]);
-        }
+    fn for_each_block<F: FnMut(u32, &[u16])>(&self, _buf: &mut [u16], f: F) {
+        // The store's own walk: it extracts offsets once for a run of
+        // equal entries, into a buffer of its own.
+        TidStore::for_each_block(self, f);
     }
 
     fn memory_usage(&self) -> u64 {

@@ -170,12 +170,8 @@ macro_rules! project_store {
                 tids.iter().map(|&tid| u64::from(dead.is_member(tid))).sum()
             }
 
-            fn for_each_block<F: FnMut(u32, &[u16])>(&self, mut f: F) {
-                let mut buf = [0u16; tidstore::MAX_OFFSET as usize];
-                for block in self.0.iter() {
-                    let n = block.copy_offsets(&mut buf);
-                    f(block.block(), &buf[..n]);
-                }
+            fn for_each_block<F: FnMut(u32, &[u16])>(&self, f: F) {
+                self.0.for_each_block(f);
             }
 
             fn own_memory(&self) -> Option<usize> {
