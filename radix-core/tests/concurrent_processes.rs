@@ -263,8 +263,12 @@ fn a_killed_reader_does_not_hold_memory() {
             after_two = area.memory_usage();
         }
     }
+    // Each round retires 5,000 nodes: held back, ten more rounds would
+    // grow the area several times over. Reused, it may still take a
+    // segment or two of 64 KiB as the allocator's caches settle (areas
+    // grow by an eighth, not by doubling, so there is little slack).
     assert!(
-        area.memory_usage() <= after_two,
+        area.memory_usage() <= after_two + after_two / 4,
         "the area grew from {after_two} to {}: the dead reader holds memory",
         area.memory_usage()
     );

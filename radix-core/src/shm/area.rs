@@ -48,8 +48,9 @@ pub struct AreaOptions {
 }
 
 impl Default for AreaOptions {
-    /// Segments from 1 MiB doubling up to 256 MiB, no size limit, up to 128
-    /// data segments and 8 trees, in POSIX shared memory.
+    /// Segments from 1 MiB, each an eighth of the area (a power of two) up
+    /// to 256 MiB, no size limit, up to 128 data segments (16 GiB) and 8
+    /// trees, in POSIX shared memory.
     fn default() -> Self {
         Self {
             init_segment_size: 1 << 20,
@@ -64,7 +65,9 @@ impl Default for AreaOptions {
 
 impl AreaOptions {
     /// The size of the first data segment: a power of two, at least 64 KiB.
-    /// Each new segment doubles the last, up to the maximum.
+    /// Each new segment is an eighth of the area's size, rounded down to a
+    /// power of two, and at least this and at most the maximum, so that
+    /// the area stays within an eighth of what it held when it grew.
     #[must_use]
     pub fn init_segment_size(mut self, bytes: usize) -> Self {
         self.init_segment_size = bytes;
@@ -720,14 +723,9 @@ impl AreaInner {
                 max: PAGE << self.max_block_order(),
             });
         }
-        let live = c.live_segments.load(Relaxed) as u32;
         let init = c.init_segment_size.load(Relaxed) as usize;
-        let mut size = init
-            .checked_shl(live)
-            .filter(|&s| s <= max && s >= init)
-            .unwrap_or(max)
-            .max(needed);
         let used = c.total_size.load(Relaxed) as usize;
+        let mut size = next_segment_size(used, init, max).max(needed);
         let limit = c.size_limit.load(Relaxed);
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
         while used.saturating_add(size) > limit && size / 2 >= needed {
@@ -825,4 +823,17 @@ impl Drop for AreaInner {
     fn drop(&mut self) {
         self.unlink_all();
     }
+}
+
+/// The size of the next data segment of an area whose segments total
+/// `used` bytes: an eighth of that, rounded down to a power of two,
+/// between the initial and the largest segment size. The area then holds
+/// at most an eighth more than it had when it last grew, where doubling
+/// (PostgreSQL's DSA doubles every two segments) holds up to twice its
+/// contents. The price is more segments: the default 128 reach 16 GiB
+/// (`max_segments` allows up to 255: 48 GiB), where doubling reached 30.
+pub(super) fn next_segment_size(used: usize, init: usize, max: usize) -> usize {
+    let eighth = used / 8;
+    let rounded = if eighth == 0 { 0 } else { 1 << eighth.ilog2() };
+    rounded.clamp(init, max)
 }

@@ -12,8 +12,9 @@
 //! An area is a *control segment* plus *data segments* created on demand,
 //! each a POSIX shared-memory object of mode 0600 named after the area's
 //! [`AreaHandle`] (`radix-<creator pid>-<random>`). Segment sizes start at
-//! [`AreaOptions::init_segment_size`] and double up to
-//! [`AreaOptions::max_segment_size`]; with a
+//! [`AreaOptions::init_segment_size`] and grow, each an eighth of the
+//! area, up to [`AreaOptions::max_segment_size`], so that the area is at
+//! most an eighth larger than its contents were when it last grew; with a
 //! [`size_limit`](AreaOptions::size_limit), growing past it fails with
 //! [`ShmError::AreaFull`] instead. A refused change leaves the tree as it
 //! was and the area no larger: memory it took before the refusal (an

@@ -41,7 +41,7 @@ fn area(limit: Option<usize>) -> Area {
         .backing(Backing::Heap)
         .init_segment_size(64 << 10)
         .max_segment_size(256 << 10)
-        .max_segments(6)
+        .max_segments(16)
         .max_trees(3)
         .size_limit(limit);
     Area::create(options).expect("a heap-backed area")
@@ -424,4 +424,24 @@ fn views_seek_compare_and_write_through_mutable_iterators() {
     drop((e, a));
     evens.destroy().unwrap();
     all.destroy().unwrap();
+}
+
+#[test]
+fn segments_grow_by_an_eighth_of_the_area() {
+    use super::area::next_segment_size;
+    let (init, max) = (1 << 20, 256 << 20);
+    assert_eq!(next_segment_size(64 << 10, init, max), init);
+    assert_eq!(next_segment_size(16 << 20, init, max), 2 << 20);
+    assert_eq!(next_segment_size((16 << 20) - 1, init, max), 1 << 20);
+    assert_eq!(next_segment_size(100 << 30, init, max), max);
+    // From the control segment alone, however far it grows, an area
+    // never holds more than an eighth over what it had when it grew.
+    let mut used = 64 << 10;
+    for _ in 0..128 {
+        let size = next_segment_size(used, init, max);
+        assert!(size.is_power_of_two());
+        assert!(size <= init.max(used / 8), "{size} after {used}");
+        used += size;
+    }
+    assert!(used >= 16 << 30, "the default 128 segments reach {used}");
 }

@@ -155,11 +155,11 @@ fn a_full_area_refuses_writes_and_keeps_every_key() {
     let area = heap_area(Some(256 << 10));
     let tree = Rowex::create_in(&area).unwrap();
     let mut stored = Vec::new();
-    let error = loop {
+    let (refused, error) = loop {
         let key = scramble(stored.len() as u64);
         match tree.insert(key, key) {
             Ok(_) => stored.push(key),
-            Err(e) => break e,
+            Err(e) => break (key, e),
         }
         assert!(stored.len() < 1 << 20, "the limit never bit");
     };
@@ -169,11 +169,11 @@ fn a_full_area_refuses_writes_and_keeps_every_key() {
         assert_eq!(tree.get(key), Some(key));
     }
     assert_eq!(tree.len(), stored.len());
-    // Another handle is refused alike, and replacing a value in place
-    // needs no memory.
+    // Another handle is refused the same insert alike, and replacing a
+    // value in place needs no memory.
     let other = Rowex::attach(&area, tree.handle()).unwrap();
     assert!(matches!(
-        other.insert(u64::MAX, 1),
+        other.insert(refused, 1),
         Err(ShmError::AreaFull { .. })
     ));
     assert_eq!(other.insert(stored[0], 7).unwrap(), Some(stored[0]));
