@@ -345,10 +345,11 @@ fn a_chunk_made_lossy_takes_its_later_pages() {
     assert_eq!((b.lossy_pages(), b.memory_usage()), before);
 }
 
-#[test]
-fn pages_spread_over_every_block_coarsen_within_the_budget() {
-    // Under Miri, a budget below the public minimum that its 70 pages,
-    // each of a 256th of the block space, still fit lossy.
+/// A bitmap at its smallest budget (under Miri, a budget below the
+/// public minimum that its 70 pages, each of a 256th of the block space,
+/// still fit lossy) holding pages spread over the whole block space, each
+/// with a large entry, and its model.
+fn spread_pages() -> (TidBitmap, Model) {
     let mut b = if cfg!(miri) {
         TidBitmap::with_budget(16 << 10)
     } else {
@@ -362,16 +363,19 @@ fn pages_spread_over_every_block_coarsen_within_the_budget() {
         model_add(&mut model, block, &[3, 200], false);
         assert!(b.memory_usage() <= b.max_bytes(), "page {i}: {b:?}");
     }
-    // Lossy blocks of 65,536 pages and more: each page of the model is
-    // looked up, where a walk would yield hundreds of millions.
-    assert!(
-        b.lossy_pages() > if cfg!(miri) { 0 } else { 1 << 24 },
-        "{b:?}"
-    );
-    for (&block, want) in &model {
+    (b, model)
+}
+
+/// [`check_within`] for a bitmap with coarse lossy chunks, whose millions
+/// of pages a walk would yield: each page of the model is looked up.
+fn check_by_lookup(b: &TidBitmap, model: &Model) {
+    check_heap_bytes(b);
+    assert!(b.memory_usage() <= b.max_bytes());
+    for (&block, want) in model {
         match b.page(block) {
             Some(super::set_ops::Page::Lossy) => {}
             Some(super::set_ops::Page::Exact(entry)) => {
+                assert!(!want.lossy, "block {block}: a lossy page came back exact");
                 assert_eq!(
                     super::page::offsets_of(entry),
                     want.offsets.iter().copied().collect::<Vec<_>>()
@@ -380,6 +384,18 @@ fn pages_spread_over_every_block_coarsen_within_the_budget() {
             None => panic!("block {block} lost"),
         }
     }
+}
+
+#[test]
+fn pages_spread_over_every_block_coarsen_within_the_budget() {
+    let (b, model) = spread_pages();
+    // Lossy blocks of 65,536 pages and more: each page of the model is
+    // looked up, where a walk would yield hundreds of millions.
+    assert!(
+        b.lossy_pages() > if cfg!(miri) { 0 } else { 1 << 24 },
+        "{b:?}"
+    );
+    check_by_lookup(&b, &model);
     let first_lossy = b.iter().find(|p| p.is_lossy()).unwrap().block();
     assert!(
         b.iter_from(first_lossy)
@@ -394,18 +410,7 @@ fn a_lossy_range_inside_a_coarser_chunk_joins_it() {
     // bitmap's lossy range under one of this bitmap's coarse chunks, and
     // the tree split the chunk into copies one level down, whose parts
     // then meant narrower pages, each owning words nobody counted.
-    let mut b = if cfg!(miri) {
-        TidBitmap::with_budget(16 << 10)
-    } else {
-        TidBitmap::new(TidBitmap::MIN_BUDGET).unwrap()
-    };
-    let mut model = Model::new();
-    let n: u32 = if cfg!(miri) { 70 } else { 4000 };
-    for i in 0..n {
-        let block = i.wrapping_mul(2_654_435_761);
-        b.add_tids(block, &[3, 200], false).unwrap();
-        model_add(&mut model, block, &[3, 200], false);
-    }
+    let (mut b, mut model) = spread_pages();
     // A coarse chunk, and 256 pages of one of its parts that are not
     // lossy.
     let tree = b.tree.as_ref().unwrap();
@@ -425,22 +430,7 @@ fn a_lossy_range_inside_a_coarser_chunk_joins_it() {
     for block in low..=low + 255 {
         model_lossy(&mut model, block);
     }
-    // Looked up, not walked: the coarse chunks hold millions of pages.
-    check_heap_bytes(&b);
-    assert!(b.memory_usage() <= b.max_bytes());
-    for (&block, want) in &model {
-        match b.page(block) {
-            Some(super::set_ops::Page::Lossy) => {}
-            Some(super::set_ops::Page::Exact(entry)) => {
-                assert!(!want.lossy, "block {block}: a lossy page came back exact");
-                assert_eq!(
-                    super::page::offsets_of(entry),
-                    want.offsets.iter().copied().collect::<Vec<_>>()
-                );
-            }
-            None => panic!("block {block} lost"),
-        }
-    }
+    check_by_lookup(&b, &model);
     assert_eq!(b.lossy_pages(), lossy_before + part as usize);
 }
 
