@@ -55,8 +55,11 @@
 //!    twice as fast in batches of a thousand), or
 //!    [`TidStore::ordered_lookup`] for entries in TID order. Remove the dead
 //!    entries from the index.
-//! 4. **Heap pass.** [`TidStore::iter`] gives each block once, in block
-//!    order, with its offsets: mark those line pointers unused.
+//! 4. **Heap pass.** [`TidStore::for_each_block_offsets`] gives each block
+//!    once, in block order, with its offsets: mark those line pointers
+//!    unused. It extracts a run of blocks' offsets once, where
+//!    [`TidStore::iter`] hands out each block's entry to read as it likes
+//!    and [`TidStore::runs`] the runs themselves.
 //! 5. **Reset** with [`TidStore::clear`], which gives the memory back, and
 //!    resume the heap scan where it stopped. After the last page, run the
 //!    index and heap passes once more for whatever the store holds.
@@ -94,9 +97,7 @@
 //!     }
 //!     index = keep;
 //!     // 4: the heap pass, in block order.
-//!     for block in dead.iter() {
-//!         heap_vacuumed += block.len();
-//!     }
+//!     dead.for_each_block_offsets(|_block, offsets| heap_vacuumed += offsets.len());
 //!     // 5: reset for the next round.
 //!     dead.clear();
 //!     rounds += 1;

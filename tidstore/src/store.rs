@@ -191,11 +191,11 @@ impl TidStore {
     /// ts.set_block_offsets(9, &[1, 2])?;
     /// ts.set_block_offsets(12, &[5])?;
     /// let mut seen = Vec::new();
-    /// ts.for_each_block(|block, offsets| seen.push((block, offsets.to_vec())));
+    /// ts.for_each_block_offsets(|block, offsets| seen.push((block, offsets.to_vec())));
     /// assert_eq!(seen, [(3, vec![1, 2]), (9, vec![1, 2]), (12, vec![5])]);
     /// # Ok::<(), tidstore::TidStoreError>(())
     /// ```
-    pub fn for_each_block(&self, mut f: impl FnMut(u32, &[u16])) {
+    pub fn for_each_block_offsets(&self, mut f: impl FnMut(u32, &[u16])) {
         let mut buf = [0u16; MAX_OFFSET as usize];
         let mut extracted: Option<(&BlockEntry, usize)> = None;
         for (blocks, entry) in self.table.spans() {
@@ -756,7 +756,7 @@ mod tests {
         assert_eq!(ts.runs().next().unwrap().blocks(), 0..=255);
         assert!(ts.runs().any(|r| r.blocks() == (512..=767)));
         let mut from_pass = Vec::new();
-        ts.for_each_block(|block, offsets| from_pass.push((block, offsets.to_vec())));
+        ts.for_each_block_offsets(|block, offsets| from_pass.push((block, offsets.to_vec())));
         assert_eq!(from_pass, expected);
     }
 }

@@ -182,7 +182,7 @@ impl DeadTupleStore for TidStore {
     fn for_each_block<F: FnMut(u32, &[u16])>(&self, _buf: &mut [u16], f: F) {
         // The store's own walk: it extracts offsets once for a run of
         // equal entries, into a buffer of its own.
-        TidStore::for_each_block(self, f);
+        TidStore::for_each_block_offsets(self, f);
     }
 
     fn memory_usage(&self) -> u64 {

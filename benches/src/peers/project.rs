@@ -171,7 +171,7 @@ macro_rules! project_store {
             }
 
             fn for_each_block<F: FnMut(u32, &[u16])>(&self, f: F) {
-                self.0.for_each_block(f);
+                self.0.for_each_block_offsets(f);
             }
 
             fn own_memory(&self) -> Option<usize> {
