@@ -371,10 +371,10 @@ impl<C: Config> RawTree<C> {
         let mut loc = NonNull::from(self.root.as_mut().expect("non-empty tree"));
         let mut shift = self.root_shift;
         let mut depth = 0;
-        // SAFETY: the key's path from the root down to `bottom` exists and
-        // holds nodes (the caller just stored there); locations are used
-        // bottom-up, each before its parent node changes, and a merge only
-        // writes the slot of the node above it.
+        // The key's path from the root down to `bottom` exists and holds
+        // nodes: the caller just stored there.
+        // SAFETY: that path is live; locations are used bottom-up, each
+        // before its parent changes, and a merge writes only the slot above.
         unsafe {
             loop {
                 path[depth % MAX_LEVELS].write(loc);

@@ -73,45 +73,27 @@ impl<C: Config> RawTree<C> {
         let (Some(our_root), Some(their_root)) = (self.root, other.root) else {
             return;
         };
-        // SAFETY: both trees are borrowed for 'a, live and unchanged, and
-        // uncompressed: every node consumes the chunk at its depth's
-        // shift, on both sides. Inner slots hold child references or range
-        // cells (tagged lazy); last-level slots hold values.
+        // Both trees are uncompressed: every node consumes the chunk at its
+        // depth's shift, on both sides.
+        // SAFETY: both are borrowed for 'a, live and unchanged; inner slots
+        // hold child references or range cells, last-level slots values.
         unsafe {
             // Both sides at the lower root's level: the higher tree's keys
             // there have their upper chunks zero.
-            let mut a = follow::<C>(&self.mem, our_root);
-            let mut b = follow::<C>(&other.mem, their_root);
-            let (mut a_shift, mut b_shift) = (self.root_shift, other.root_shift);
-            while a_shift > b_shift {
-                let Some(slot) = find_slot::<RefOf<C>>(a, 0) else {
-                    return;
-                };
-                let child = follow::<C>(&self.mem, slot.read());
-                if child.is_lazy() {
-                    let ours = self.range_side(child, C::Key::MIN, a_shift);
-                    other.meet_range(ours, false, &mut visit);
-                    return;
-                }
-                a = child;
-                a_shift -= SPAN;
-            }
-            while b_shift > a_shift {
-                let Some(slot) = find_slot::<RefOf<C>>(b, 0) else {
-                    return;
-                };
-                let child = follow::<C>(&other.mem, slot.read());
-                if child.is_lazy() {
-                    let theirs = other.range_side(child, C::Key::MIN, b_shift);
-                    self.meet_range(theirs, true, &mut visit);
-                    return;
-                }
-                b = child;
-                b_shift -= SPAN;
-            }
+            let shift = self.root_shift.min(other.root_shift);
+            let a = match self.zero_path_to(our_root, shift) {
+                Ok(node) => node,
+                Err(None) => return,
+                Err(Some(ours)) => return other.meet_range(ours, false, &mut visit),
+            };
+            let b = match other.zero_path_to(their_root, shift) {
+                Ok(node) => node,
+                Err(None) => return,
+                Err(Some(theirs)) => return self.meet_range(theirs, true, &mut visit),
+            };
             let fewer_ours =
                 |a: NodePtr, b: NodePtr| node::count(a.addr()) <= node::count(b.addr());
-            let start: PairFrame<C> = (a, b, 0, fewer_ours(a, b), a_shift, C::Key::MIN);
+            let start: PairFrame<C> = (a, b, 0, fewer_ours(a, b), shift, C::Key::MIN);
             let mut stack = [start; MAX_LEVELS];
             let mut depth = 1;
             while depth > 0 {
@@ -176,6 +158,40 @@ impl<C: Config> RawTree<C> {
                 }
             }
         }
+    }
+
+    /// The node at `shift` on the path of the keys whose chunks above it
+    /// are zero, from `root`: what meets the lower root of another tree.
+    /// `Err` with the range value on that path, if one covers it; an
+    /// absent path is an `Err` of nothing, as an empty overlap.
+    ///
+    /// # Safety
+    ///
+    /// `root` is this tree's live root, at or above `shift`.
+    unsafe fn zero_path_to(
+        &self,
+        root: RefOf<C>,
+        shift: u32,
+    ) -> Result<NodePtr, Option<OverlapSide<'_, C>>> {
+        let mut node = follow::<C>(&self.mem, root);
+        let mut at = self.root_shift;
+        while at > shift {
+            // SAFETY: the caller's contract: `node` is a live inner node of
+            // this tree, whose slots are child references or range cells.
+            let child = unsafe {
+                let Some(slot) = find_slot::<RefOf<C>>(node, 0) else {
+                    return Err(None);
+                };
+                follow::<C>(&self.mem, slot.read())
+            };
+            if child.is_lazy() {
+                // SAFETY: a range cell in the slot for chunk 0 at `at`.
+                return Err(Some(unsafe { self.range_side(child, C::Key::MIN, at) }));
+            }
+            node = child;
+            at -= SPAN;
+        }
+        Ok(node)
     }
 
     /// The range value in cell `cell`, a slot of a node at `shift` on the
