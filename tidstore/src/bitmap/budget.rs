@@ -32,10 +32,11 @@
 //! value, the round stops at seven eighths, and the limit never moves.
 //!
 //! **Cost.** A round visits every last-level node (a walk of the inner
-//! levels, not of the pages), plus one walk of every page if the bitmap
-//! holds large pages (offsets above 112), and sorts the candidates:
+//! levels, not of the pages), plus one walk of every page if a large page
+//! (an offset above 112) was ever added, and sorts the candidates:
 //! `O(n log n)` in the nodes, once per eighth of the budget of growth.
-//! Each chunk made lossy costs a walk of its own 256 pages.
+//! Each chunk made lossy costs a descent to its node and a read of the
+//! node's chunks (`RawTree::last_level_keys`), not a walk of its pages.
 
 use alloc::vec::Vec;
 
@@ -103,7 +104,7 @@ impl TidBitmap {
                 bytes: node.bytes,
             })
         });
-        if self.heap_bytes > 0 {
+        if self.large_pages_added {
             // Large pages' words, chunk by chunk: one walk of the pages in
             // block order against the candidates in block order.
             chunks.sort_unstable_by_key(|c| c.first);
@@ -133,13 +134,11 @@ impl TidBitmap {
     /// that held an entry.
     fn lossify_chunk(&mut self, first: u32) {
         let tree = self.tree.as_ref().expect("a tree");
-        let mut parts = [0u64; 4];
-        for (blocks, _) in tree.spans_range(first..=first | 0xFF) {
-            for block in blocks {
-                let part = (block - first) as usize;
-                parts[part / 64] |= 1 << (part % 64);
-            }
-        }
+        // A candidate stays a last-level node until it turns lossy: making
+        // others lossy only replaces their own nodes.
+        let held = tree.last_level_keys(first);
+        debug_assert!(held.is_some(), "candidate {first} is no last-level node");
+        let Some(parts) = held else { return };
         let span = Span::new(first, 1).expect("a last-level node's first key");
         self.store_lossy_span(span, lossy_value(parts));
     }

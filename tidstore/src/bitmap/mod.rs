@@ -130,6 +130,10 @@ pub struct TidBitmap {
     lossy_pages: usize,
     /// Whether any lossy range was ever stored (until `clear`).
     lossy_ranges: bool,
+    /// Whether any large page was ever added (until `clear`): only then
+    /// does a lossify round walk every page to count the large pages'
+    /// words into its candidates (`budget`).
+    large_pages_added: bool,
     /// The pages known to be lossy, for adds that need no descent
     /// ([`lossy_pages`]).
     lossy_pages_known: LossyPages,
@@ -172,6 +176,7 @@ impl TidBitmap {
             exact_pages: 0,
             lossy_pages: 0,
             lossy_ranges: false,
+            large_pages_added: false,
             lossy_pages_known: LossyPages::for_budget(max_bytes),
         }
     }
@@ -325,6 +330,7 @@ impl TidBitmap {
     /// Adds exact offsets (valid, at least one) to `block`.
     #[inline]
     fn add_exact(&mut self, block: u32, adding: Adding<'_>) {
+        self.large_pages_added |= adding.is_large();
         if self.tree.is_none() {
             match &mut self.single {
                 None => {
@@ -525,6 +531,15 @@ impl Adding<'_> {
         }
     }
 
+    /// Whether it makes or brings a large page.
+    #[inline]
+    fn is_large(self) -> bool {
+        match self {
+            Adding::Offsets(offsets, _) => offsets.iter().any(|&o| o > page::SMALL_OFFSETS),
+            Adding::Entry(entry) => entry.is_large(),
+        }
+    }
+
     /// Adds to the page's exact entry; whether it changed.
     #[inline]
     fn apply(self, entry: &mut PageEntry) -> bool {
@@ -647,6 +662,7 @@ impl Clone for TidBitmap {
             exact_pages: self.exact_pages,
             lossy_pages: self.lossy_pages,
             lossy_ranges: self.lossy_ranges,
+            large_pages_added: self.large_pages_added,
             lossy_pages_known: self.lossy_pages_known.clone(),
         }
     }

@@ -364,6 +364,11 @@ impl PageEntry {
         matches!(self, Self::LossyPage | Self::LossyChunk(_))
     }
 
+    /// Whether the page keeps its offsets in words of their own.
+    pub(crate) fn is_large(&self) -> bool {
+        matches!(self, Self::Large(_))
+    }
+
     /// The same exact entry with its recheck flag set.
     pub(crate) fn with_recheck(&self) -> Self {
         match self {

@@ -50,6 +50,7 @@ impl TidBitmap {
             self.exact_pages += 1;
         }
         self.heap_bytes += entry.heap_bytes();
+        self.large_pages_added |= entry.is_large();
         if self.tree.is_none() && self.single.is_none() {
             self.single = Some((block, entry));
             return;

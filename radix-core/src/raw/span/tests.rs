@@ -649,3 +649,30 @@ fn old_values_are_shown_with_their_whole_keys() {
     assert_eq!(t.get(25_347), Some(&20));
     t.verify().unwrap();
 }
+
+/// `last_level_keys` reads each node kind's chunks (4, 32, 64 and 256
+/// children), and answers `None` where a range value holds the keys or no
+/// node does.
+#[test]
+fn last_level_keys_of_each_kind_and_of_a_range() {
+    let mut t = RawTree::<U32Ranged>::new();
+    let mut expected = Vec::new();
+    for (node, count) in [3u32, 20, 50, 200].into_iter().enumerate() {
+        let first = node as u32 * 256;
+        let mut held = [0u64; 4];
+        for i in 0..count {
+            let chunk = (i * 97 + node as u32) % 256;
+            t.insert(first + chunk, u64::from(chunk));
+            held[chunk as usize / 64] |= 1 << (chunk % 64);
+        }
+        expected.push((first, held));
+    }
+    for &(first, held) in &expected {
+        assert_eq!(t.last_level_keys(first), Some(held), "node at {first}");
+    }
+    assert_eq!(t.last_level_keys(4 * 256), None, "no node there");
+    assert_eq!(t.last_level_keys(1 << 24), None, "above the root");
+    t.insert_span(Span::new(256, 1).unwrap(), 9).unwrap();
+    assert_eq!(t.last_level_keys(256), None, "a range holds them");
+    assert_eq!(t.last_level_keys(0), Some(expected[0].1));
+}
