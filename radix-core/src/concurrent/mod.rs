@@ -74,6 +74,7 @@ mod iter;
 mod layout;
 mod lock;
 mod node;
+mod node_cache;
 mod read;
 mod reclaim;
 mod remove;

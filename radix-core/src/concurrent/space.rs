@@ -30,6 +30,11 @@ use std::sync::Mutex;
 
 use super::Padded;
 use super::lock::NodeLock;
+#[cfg(not(any(loom, shuttle)))]
+use super::node_cache::NodeCache;
+use super::node_cache::{BATCH, FreeList};
+#[cfg(not(any(loom, shuttle)))]
+use super::reclaim::slots::PerThread;
 use super::reclaim::{LocalTable, Table};
 use super::sync::{AtomicPtr, AtomicU32};
 use crate::mem::PoolSpec;
@@ -130,14 +135,19 @@ pub unsafe trait Space: sealed::Sealed + Send + Sync + 'static {
 /// among them: RT-2's random lookups took 39 to 45 ns against 20 to 23
 /// from slabs (`benches/RESULTS.md`, "A space of slabs").
 ///
-/// One mutex serves every slab. Writers take it only to build or free a
-/// node (a few inserts in a hundred, when a node grows or shrinks), and
-/// readers never.
+/// One mutex serves every slab. Readers never take it, and writers once
+/// per [`BATCH`](super::node_cache::BATCH) nodes they build or free: each
+/// thread keeps free nodes of the space in a cache of its own
+/// (`node_cache.rs`), so that writers on different cores do not meet at
+/// the mutex.
 #[derive(Default)]
 pub struct LocalSpace {
     anchor: Anchor,
     /// One slab per node layout, made on first use: at most six.
     slabs: Mutex<Vec<Slab>>,
+    /// Each thread's free nodes of this space.
+    #[cfg(not(any(loom, shuttle)))]
+    caches: PerThread<NodeCache>,
 }
 
 /// A tree's root slot, its lock, and its poison mark: where every
@@ -178,6 +188,41 @@ impl LocalSpace {
     fn slabs(&self) -> std::sync::MutexGuard<'_, Vec<Slab>> {
         self.slabs.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// The calling thread's free list of `layout` (padded), if its cache
+    /// has one for it. Under the model checkers, whose threads share the
+    /// OS thread that thread numbers go by, there are no caches.
+    #[allow(clippy::mut_from_ref)]
+    #[inline]
+    fn cached(&self, layout: Layout) -> Option<&mut FreeList> {
+        #[cfg(not(any(loom, shuttle)))]
+        {
+            // SAFETY: `mine` is the calling thread's own cache, and each
+            // caller below drops the list before it asks again.
+            unsafe { self.caches.mine().list(layout) }
+        }
+        #[cfg(any(loom, shuttle))]
+        {
+            let _ = layout;
+            None
+        }
+    }
+}
+
+/// The slab of `layout` (padded), made on first use.
+fn slab_of(slabs: &mut Vec<Slab>, layout: Layout) -> &mut Slab {
+    let at = match slabs.iter().position(|slab| slab.node_layout() == layout) {
+        Some(at) => at,
+        None => {
+            let spec = PoolSpec {
+                size: layout.size(),
+                align: layout.align(),
+            };
+            slabs.push(Slab::new(spec, usize::MAX / 2));
+            slabs.len() - 1
+        }
+    };
+    &mut slabs[at]
 }
 
 impl fmt::Debug for LocalSpace {
@@ -229,30 +274,48 @@ unsafe impl Space for LocalSpace {
 
     fn alloc(&self, layout: Layout) -> Result<NonNull<u8>, Infallible> {
         let layout = layout.pad_to_align();
-        let mut slabs = self.slabs();
-        let at = match slabs.iter().position(|slab| slab.node_layout() == layout) {
-            Some(at) => at,
-            None => {
-                let spec = PoolSpec {
-                    size: layout.size(),
-                    align: layout.align(),
-                };
-                slabs.push(Slab::new(spec, usize::MAX / 2));
-                slabs.len() - 1
-            }
+        let Some(list) = self.cached(layout) else {
+            return Ok(slab_of(&mut self.slabs(), layout).alloc());
         };
-        Ok(slabs[at].alloc())
+        if let Some(node) = list.pop() {
+            return Ok(node);
+        }
+        let mut slabs = self.slabs();
+        let slab = slab_of(&mut slabs, layout);
+        for _ in 1..BATCH {
+            // The list was empty: it has room for the batch.
+            let _ = list.push(slab.alloc());
+        }
+        Ok(slab.alloc())
     }
 
     unsafe fn free(&self, addr: NonNull<u8>, layout: Layout) {
         let layout = layout.pad_to_align();
-        let mut slabs = self.slabs();
-        let slab = slabs
-            .iter_mut()
-            .find(|slab| slab.node_layout() == layout)
-            .expect("freed into the slab it came from");
-        // SAFETY: the caller's contract: this slab handed it out.
-        unsafe { slab.free(addr) }
+        let mut rest = Some(addr);
+        if let Some(list) = self.cached(layout) {
+            rest = list.push(addr).err();
+            if rest.is_some() {
+                // Full: half of it goes back to the slab, and `addr` stays.
+                let mut slabs = self.slabs();
+                let slab = slab_of(&mut slabs, layout);
+                for _ in 0..BATCH {
+                    let node = list.pop().expect("a full list");
+                    // SAFETY: the cache holds only nodes this space's slab
+                    // of `layout` handed out, free.
+                    unsafe { slab.free(node) };
+                }
+                rest = list.push(addr).err();
+            }
+        }
+        if let Some(addr) = rest {
+            let mut slabs = self.slabs();
+            let slab = slabs
+                .iter_mut()
+                .find(|slab| slab.node_layout() == layout)
+                .expect("freed into the slab it came from");
+            // SAFETY: the caller's contract: this slab handed it out.
+            unsafe { slab.free(addr) }
+        }
     }
 
     fn bytes(&self) -> usize {

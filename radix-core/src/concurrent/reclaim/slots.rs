@@ -14,6 +14,7 @@
 #![cfg_attr(any(loom, shuttle), allow(dead_code))]
 
 use core::cell::UnsafeCell;
+use core::marker::PhantomData;
 use core::ptr;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -92,39 +93,85 @@ impl Slot {
 
 /// A tree's slots, one per thread number.
 pub struct Slots {
-    /// Bucket `b`: null until a thread numbered `2^b - 1` or above first
-    /// pins, then `2^b` slots that stay until the table drops.
-    buckets: [AtomicPtr<Slot>; BUCKETS],
+    table: PerThread<Slot>,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Slots {
     pub(super) fn new() -> Self {
         Self {
-            buckets: core::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
+            table: PerThread::new(),
         }
     }
 
     /// The calling thread's slot.
     #[inline(always)]
     pub(super) fn mine(&self) -> &Slot {
-        let number = thread_number();
-        let (bucket, index) = locate(number);
-        let mut slots = self.buckets[bucket].load(Ordering::Acquire);
-        if slots.is_null() {
-            slots = self.grow(bucket);
+        self.table.mine()
+    }
+
+    /// Every slot installed so far, for a writer's scan.
+    pub(super) fn each(&self) -> impl Iterator<Item = &Slot> {
+        self.table.each()
+    }
+
+    /// Takes every slot's open list; the table is the caller's alone.
+    pub(super) fn drain(&mut self) -> impl Iterator<Item = Retired> + '_ {
+        self.table
+            .each_mut()
+            .flat_map(|slot| slot.open.get_mut().drain(..))
+    }
+}
+
+/// One `T` per thread number, made on first use: the calling thread finds
+/// its own with one thread-local load, one bucket pointer and an offset,
+/// and anyone may scan them all without a lock. Bucket `b` holds `2^b`
+/// values and, once installed, stays where it is until the table drops.
+///
+/// What a thread may do with its `T` beyond `&T` is `T`'s business: a
+/// [`Slot`] and a local space's node cache keep state only their owner
+/// touches, since a number belongs to one live thread at a time.
+pub(crate) struct PerThread<T> {
+    /// Bucket `b`: null until a thread numbered `2^b - 1` or above first
+    /// asks for its value, then `2^b` values.
+    buckets: [AtomicPtr<T>; BUCKETS],
+    /// The table owns its values (for `Send` and `Sync`, and the drop).
+    _owns: PhantomData<Box<[T]>>,
+}
+
+impl<T: Default> PerThread<T> {
+    pub(crate) fn new() -> Self {
+        Self {
+            buckets: core::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
+            _owns: PhantomData,
         }
-        // SAFETY: a non-null bucket holds `1 << bucket` initialised slots
+    }
+
+    /// The calling thread's value.
+    #[inline(always)]
+    pub(crate) fn mine(&self) -> &T {
+        let (bucket, index) = locate(thread_number());
+        let mut values = self.buckets[bucket].load(Ordering::Acquire);
+        if values.is_null() {
+            values = self.grow(bucket);
+        }
+        // SAFETY: a non-null bucket holds `1 << bucket` initialised values
         // (`grow`), `index` is below that, and buckets are freed only in
         // `drop`, which `&self` rules out.
-        unsafe { &*slots.add(index) }
+        unsafe { &*values.add(index) }
     }
 
     /// Installs bucket `bucket`, or takes the one another thread installed
     /// first.
     #[cold]
-    fn grow(&self, bucket: usize) -> *mut Slot {
-        let fresh: Box<[Slot]> = (0..1usize << bucket).map(|_| Slot::new()).collect();
-        let fresh = Box::into_raw(fresh).cast::<Slot>();
+    fn grow(&self, bucket: usize) -> *mut T {
+        let fresh: Box<[T]> = (0..1usize << bucket).map(|_| T::default()).collect();
+        let fresh = Box::into_raw(fresh).cast::<T>();
         match self.buckets[bucket].compare_exchange(
             ptr::null_mut(),
             fresh,
@@ -140,51 +187,57 @@ impl Slots {
             }
         }
     }
+}
 
-    /// Every slot installed so far, for a writer's scan.
-    pub(super) fn each(&self) -> impl Iterator<Item = &Slot> {
-        self.buckets.iter().enumerate().flat_map(|(bucket, slots)| {
-            let slots = slots.load(Ordering::Acquire);
-            let len = if slots.is_null() { 0 } else { 1 << bucket };
-            // SAFETY: as in `mine`: an installed bucket holds `len`
-            // initialised slots until the table drops.
-            (0..len).map(move |index| unsafe { &*slots.add(index) })
-        })
+impl<T: Default> Default for PerThread<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> PerThread<T> {
+    /// Every value installed so far.
+    pub(crate) fn each(&self) -> impl Iterator<Item = &T> {
+        self.buckets
+            .iter()
+            .enumerate()
+            .flat_map(|(bucket, values)| {
+                let values = values.load(Ordering::Acquire);
+                let len = if values.is_null() { 0 } else { 1 << bucket };
+                // SAFETY: as in `mine`: an installed bucket holds `len`
+                // initialised values until the table drops.
+                (0..len).map(move |index| unsafe { &*values.add(index) })
+            })
     }
 
-    /// Takes every slot's open list; the table is the caller's alone.
-    pub(super) fn drain(&mut self) -> impl Iterator<Item = Retired> + '_ {
-        self.each_mut()
-            .flat_map(|slot| slot.open.get_mut().drain(..))
-    }
-
-    fn each_mut(&mut self) -> impl Iterator<Item = &mut Slot> {
+    /// Every value installed so far, the table being the caller's alone.
+    pub(crate) fn each_mut(&mut self) -> impl Iterator<Item = &mut T> {
         self.buckets
             .iter_mut()
             .enumerate()
-            .flat_map(|(bucket, slots)| {
-                let slots = *slots.get_mut();
-                let slots: &mut [Slot] = if slots.is_null() {
+            .flat_map(|(bucket, values)| {
+                let values = *values.get_mut();
+                let values: &mut [T] = if values.is_null() {
                     &mut []
                 } else {
-                    // SAFETY: an installed bucket of `1 << bucket` slots,
+                    // SAFETY: an installed bucket of `1 << bucket` values,
                     // reached through `&mut self`, so no other reference
                     // to them exists.
-                    unsafe { core::slice::from_raw_parts_mut(slots, 1 << bucket) }
+                    unsafe { core::slice::from_raw_parts_mut(values, 1 << bucket) }
                 };
-                slots.iter_mut()
+                values.iter_mut()
             })
     }
 }
 
-impl Drop for Slots {
+impl<T> Drop for PerThread<T> {
     fn drop(&mut self) {
-        for (bucket, slots) in self.buckets.iter_mut().enumerate() {
-            let slots = *slots.get_mut();
-            if !slots.is_null() {
+        for (bucket, values) in self.buckets.iter_mut().enumerate() {
+            let values = *values.get_mut();
+            if !values.is_null() {
                 // SAFETY: installed by `grow` from a boxed slice of this
                 // length, freed once, here.
-                drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(slots, 1 << bucket)) });
+                drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(values, 1 << bucket)) });
             }
         }
     }
