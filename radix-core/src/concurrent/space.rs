@@ -136,10 +136,9 @@ pub unsafe trait Space: sealed::Sealed + Send + Sync + 'static {
 /// from slabs (`benches/RESULTS.md`, "A space of slabs").
 ///
 /// One mutex serves every slab. Readers never take it, and writers once
-/// per [`BATCH`](super::node_cache::BATCH) nodes they build or free: each
-/// thread keeps free nodes of the space in a cache of its own
-/// (`node_cache.rs`), so that writers on different cores do not meet at
-/// the mutex.
+/// per 16 nodes they build or free: each thread keeps free nodes of the
+/// space in a cache of its own (`node_cache.rs`), so that writers on
+/// different cores do not meet at the mutex.
 #[derive(Default)]
 pub struct LocalSpace {
     anchor: Anchor,
