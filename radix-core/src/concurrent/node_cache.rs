@@ -5,7 +5,7 @@
 //! behind one mutex. One writer takes it uncontended, a few dozen
 //! nanoseconds a node; two writers on disjoint keys took it in turns, and
 //! its line and the slab's free lists moved between their cores on every
-//! node built or freed: RT-C's (0, 2) writes were 1.37x to 1.47x its
+//! node built or freed: RT-C's (0, 2) writes were 1.28x to 1.48x its
 //! (0, 1)'s, with the mutex and the slabs' free lists a seventh of the
 //! profile (`benches/RESULTS.md`).
 //!
@@ -14,7 +14,12 @@
 //! as the reclaimer's slots are). A node comes from the cache, and goes
 //! back to it when freed, whether the thread built it or retired it for
 //! another; the mutex is taken once per [`BATCH`] nodes, to refill an
-//! empty list from the slab or to give a full one's older half back.
+//! empty list from the slab or to give half of a full one back.
+//!
+//! Shared trees have the same scheme per process (`shm/cache.rs`,
+//! `ObjectCache`), over area offsets and pool numbers behind the `shm`
+//! feature; this one keeps pointers, with their provenance, by layout.
+//! The two share their policy and could share one generic cache.
 //!
 //! What the caches hold counts as the space's (its slabs carved it), so
 //! [`memory_usage`](super::ConcurrentTree::memory_usage) is unchanged,

@@ -60,6 +60,7 @@ impl<C: Config> RawTree<C> {
             });
         }
     }
+
     /// Which keys the last-level node of `first..=first + 255` holds, as
     /// a 256-bit set (bit `k % 64` of word `k / 64` for key `first + k`),
     /// or `None` where there is no such node: the path ends above it, or
