@@ -9,22 +9,20 @@
 //! (0, 1)'s, with the mutex and the slabs' free lists a seventh of the
 //! profile (`benches/RESULTS.md`).
 //!
-//! Each thread now keeps, per node layout, up to [`CAPACITY`] free nodes
-//! of the space in a [`NodeCache`] only it touches (one per thread number,
-//! as the reclaimer's slots are). A node comes from the cache, and goes
-//! back to it when freed, whether the thread built it or retired it for
+//! Each thread now keeps, per node layout, a magazine of free nodes of
+//! the space (`mem/magazine.rs`, the policy shared trees follow per
+//! process) in a [`NodeCache`] only it touches (one per thread number, as
+//! the reclaimer's slots are). A node comes from the cache, and goes back
+//! to it when freed, whether the thread built it or retired it for
 //! another; the mutex is taken once per [`BATCH`] nodes, to refill an
-//! empty list from the slab or to give half of a full one back.
-//!
-//! Shared trees have the same scheme per process (`shm/cache.rs`,
-//! `ObjectCache`), over area offsets and pool numbers behind the `shm`
-//! feature; this one keeps pointers, with their provenance, by layout.
-//! The two share their policy and could share one generic cache.
+//! empty magazine from the slab or to give the oldest batch of a full one
+//! back. Here the magazines hold pointers, with their provenance, by
+//! layout.
 //!
 //! What the caches hold counts as the space's (its slabs carved it), so
 //! [`memory_usage`](super::ConcurrentTree::memory_usage) is unchanged,
-//! and an emptied tree keeps at most [`CAPACITY`] nodes of each layout per
-//! thread that wrote to it. Dropping the space drops the caches with it:
+//! and an emptied tree keeps at most two batches of nodes of each layout
+//! per thread that wrote to it. Dropping the space drops the caches with it:
 //! the slabs free their blocks whole, cached nodes among them.
 //!
 //! A thread number passes from an exiting thread to the next through the
@@ -40,11 +38,11 @@ use core::alloc::Layout;
 use core::cell::UnsafeCell;
 use core::ptr::NonNull;
 
-/// Nodes a thread keeps per layout, at most.
-pub(crate) const CAPACITY: usize = 32;
+use crate::mem::magazine::Magazine;
 
-/// Nodes moved between a cache and the slab at once.
-pub(crate) const BATCH: usize = CAPACITY / 2;
+/// Nodes moved between a cache and the slab at once; a thread keeps at
+/// most two batches per layout.
+pub(crate) const BATCH: usize = 16;
 
 /// Layouts a cache keeps nodes of: a tree has at most six (four node
 /// kinds' size classes and the cell), the number of slabs of a space.
@@ -64,8 +62,15 @@ unsafe impl Send for NodeCache {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for NodeCache {}
 
+/// The free nodes of one layout.
+#[derive(Default)]
+struct FreeList {
+    layout: Option<Layout>,
+    nodes: Magazine<NonNull<u8>>,
+}
+
 impl NodeCache {
-    /// The free list of `layout`, claiming an unused one for it on first
+    /// The free nodes of `layout`, claiming an unused list for it on first
     /// use; `None` if every list serves another layout (the caller then
     /// goes to the slab).
     ///
@@ -75,7 +80,7 @@ impl NodeCache {
     /// `PerThread::mine`) and holds no other reference from this call.
     #[allow(clippy::mut_from_ref)]
     #[inline]
-    pub(crate) unsafe fn list(&self, layout: Layout) -> Option<&mut FreeList> {
+    pub(crate) unsafe fn list(&self, layout: Layout) -> Option<&mut Magazine<NonNull<u8>>> {
         // SAFETY: only the owner reaches the lists, one reference at a
         // time (the caller's contract).
         let lists = unsafe { &mut *self.lists.get() };
@@ -85,41 +90,7 @@ impl NodeCache {
             .or_else(|| lists.iter().position(|list| list.layout.is_none()))?;
         let list = &mut lists[at];
         list.layout = Some(layout);
-        Some(list)
-    }
-}
-
-/// Free nodes of one layout, the last freed on top.
-#[derive(Default)]
-pub(crate) struct FreeList {
-    layout: Option<Layout>,
-    len: usize,
-    nodes: [Option<NonNull<u8>>; CAPACITY],
-}
-
-impl FreeList {
-    /// The last node put back, if any.
-    #[inline]
-    pub(crate) fn pop(&mut self) -> Option<NonNull<u8>> {
-        self.len = self.len.checked_sub(1)?;
-        self.nodes[self.len].take()
-    }
-
-    /// Keeps `node`, if there is room.
-    #[inline]
-    pub(crate) fn push(&mut self, node: NonNull<u8>) -> Result<(), NonNull<u8>> {
-        let Some(place) = self.nodes.get_mut(self.len) else {
-            return Err(node);
-        };
-        *place = Some(node);
-        self.len += 1;
-        Ok(())
-    }
-
-    /// How many nodes it keeps.
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.len
+        Some(&mut list.nodes)
     }
 }
 
@@ -127,8 +98,8 @@ impl core::fmt::Debug for FreeList {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("FreeList")
             .field("layout", &self.layout)
-            .field("len", &self.len)
-            .finish_non_exhaustive()
+            .field("len", &self.nodes.len())
+            .finish()
     }
 }
 
@@ -137,25 +108,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_list_per_layout_up_to_six_and_capacity_nodes_each() {
+    fn a_list_per_layout_up_to_six() {
         let cache = NodeCache::default();
         let layouts: Vec<Layout> = (1..=7)
             .map(|i| Layout::from_size_align(64 * i, 8).unwrap())
             .collect();
-        let mut words = [0u64; CAPACITY + 1];
+        let mut words = [0u64; 2];
         let base = NonNull::new(words.as_mut_ptr()).unwrap();
-        // SAFETY: `i` is at most `CAPACITY`, inside `words`.
+        // SAFETY: `i` is at most 1, inside `words`.
         let node = |i: usize| unsafe { base.add(i) }.cast::<u8>();
         // SAFETY: this thread is the cache's only user.
         let list = unsafe { cache.list(layouts[0]) }.unwrap();
-        for i in 0..CAPACITY {
-            list.push(node(i)).unwrap();
-        }
-        assert!(list.push(node(CAPACITY)).is_err(), "full at CAPACITY");
-        assert_eq!(list.len(), CAPACITY);
+        list.refill([node(0), node(1)]);
         // SAFETY: as above; the list above is no longer used.
         let again = unsafe { cache.list(layouts[0]) }.unwrap();
-        assert_eq!(again.pop(), Some(node(CAPACITY - 1)), "last in, first out");
+        assert_eq!(
+            again.pop(),
+            Some(node(1)),
+            "the same list, last in first out"
+        );
         for layout in &layouts[1..6] {
             // SAFETY: as above.
             assert_eq!(unsafe { cache.list(*layout) }.map(|l| l.len()), Some(0));

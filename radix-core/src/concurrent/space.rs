@@ -30,14 +30,15 @@ use std::sync::Mutex;
 
 use super::Padded;
 use super::lock::NodeLock;
+use super::node_cache::BATCH;
 #[cfg(not(any(loom, shuttle)))]
 use super::node_cache::NodeCache;
-use super::node_cache::{BATCH, FreeList};
 #[cfg(not(any(loom, shuttle)))]
 use super::reclaim::slots::PerThread;
 use super::reclaim::{LocalTable, Table};
 use super::sync::{AtomicPtr, AtomicU32};
 use crate::mem::PoolSpec;
+use crate::mem::magazine::Magazine;
 use crate::mem::slab::Slab;
 
 pub(crate) mod sealed {
@@ -193,7 +194,7 @@ impl LocalSpace {
     /// OS thread that thread numbers go by, there are no caches.
     #[allow(clippy::mut_from_ref)]
     #[inline]
-    fn cached(&self, layout: Layout) -> Option<&mut FreeList> {
+    fn cached(&self, layout: Layout) -> Option<&mut Magazine<NonNull<u8>>> {
         #[cfg(not(any(loom, shuttle)))]
         {
             // SAFETY: `mine` is the calling thread's own cache, and each
@@ -281,39 +282,26 @@ unsafe impl Space for LocalSpace {
         }
         let mut slabs = self.slabs();
         let slab = slab_of(&mut slabs, layout);
-        for _ in 1..BATCH {
-            // The list was empty: it has room for the batch.
-            let _ = list.push(slab.alloc());
-        }
+        list.refill((1..BATCH).map(|_| slab.alloc()));
         Ok(slab.alloc())
     }
 
     unsafe fn free(&self, addr: NonNull<u8>, layout: Layout) {
         let layout = layout.pad_to_align();
-        let mut rest = Some(addr);
-        if let Some(list) = self.cached(layout) {
-            rest = list.push(addr).err();
-            if rest.is_some() {
-                // Full: half of it goes back to the slab, and `addr` stays.
-                let mut slabs = self.slabs();
-                let slab = slab_of(&mut slabs, layout);
-                for _ in 0..BATCH {
-                    let node = list.pop().expect("a full list");
-                    // SAFETY: the cache holds only nodes this space's slab
-                    // of `layout` handed out, free.
-                    unsafe { slab.free(node) };
-                }
-                rest = list.push(addr).err();
-            }
-        }
-        if let Some(addr) = rest {
+        let Some(list) = self.cached(layout) else {
+            // SAFETY: the caller's contract: this space's slab of `layout`
+            // handed it out.
+            unsafe { slab_of(&mut self.slabs(), layout).free(addr) };
+            return;
+        };
+        if let Some(oldest) = list.push(addr, BATCH) {
             let mut slabs = self.slabs();
-            let slab = slabs
-                .iter_mut()
-                .find(|slab| slab.node_layout() == layout)
-                .expect("freed into the slab it came from");
-            // SAFETY: the caller's contract: this slab handed it out.
-            unsafe { slab.free(addr) }
+            let slab = slab_of(&mut slabs, layout);
+            for node in oldest {
+                // SAFETY: the cache holds only nodes this space's slab of
+                // `layout` handed out, free.
+                unsafe { slab.free(node) };
+            }
         }
     }
 

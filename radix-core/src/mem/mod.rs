@@ -44,6 +44,8 @@
 //! and only then modifies the tree, allocating from what was reserved.
 
 mod local;
+#[cfg(feature = "std")]
+pub(crate) mod magazine;
 mod options;
 pub(crate) mod slab;
 

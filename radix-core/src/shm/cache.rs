@@ -7,10 +7,11 @@
 //! several processes each took that mutex once per node or leaf, and the
 //! pools' list heads and counters moved between their cores with it: in a
 //! parallel heap scan, where every page stores a leaf, that lock was the
-//! one point every worker met. So each process takes objects in batches
-//! and keeps what it frees, per pool, as `tcmalloc`'s per-thread caches
-//! and `umem`'s magazines do, and goes to the pools only to refill an
-//! empty cache or to give back half of a full one.
+//! one point every worker met. So each process keeps a magazine of free
+//! objects per pool (`mem/magazine.rs`, the policy local concurrent trees
+//! follow per thread), as offsets in the area, and goes to the pools only
+//! to refill an empty magazine or to give back the oldest batch of a full
+//! one.
 //!
 //! What it costs: a process holds back at most two batches per pool
 //! (2 KiB, or two objects where one is larger) that no other process can
@@ -22,6 +23,7 @@
 //! refuses a write only when the pools have no object left to give.
 
 use super::control::POOLS;
+use crate::mem::magazine::Magazine;
 
 /// Bytes of objects a batch takes from a pool (one object when it is
 /// larger); a cache keeps at most two batches of a pool.
@@ -33,14 +35,14 @@ const MAX_BATCH: usize = 32;
 /// this process and not yet given back, by pool: as offsets in the area.
 #[derive(Debug)]
 pub(crate) struct ObjectCache {
-    objects: [Vec<usize>; POOLS],
+    objects: [Magazine<usize>; POOLS],
 }
 
 impl ObjectCache {
     /// An empty cache.
     pub(crate) fn new() -> Self {
         Self {
-            objects: core::array::from_fn(|_| Vec::new()),
+            objects: core::array::from_fn(|_| Magazine::new()),
         }
     }
 
@@ -57,7 +59,7 @@ impl ObjectCache {
 
     /// Keeps `objects` of `pool`, taken from it in a batch.
     pub(crate) fn fill(&mut self, pool: usize, objects: impl IntoIterator<Item = usize>) {
-        self.objects[pool].extend(objects);
+        self.objects[pool].refill(objects);
     }
 
     /// Keeps freed object `offset` of `pool`, whose objects are `size`
@@ -65,10 +67,8 @@ impl ObjectCache {
     /// pool (the oldest half).
     #[inline]
     pub(crate) fn put(&mut self, pool: usize, offset: usize, size: usize) -> Option<Vec<usize>> {
-        let cached = &mut self.objects[pool];
-        cached.push(offset);
-        let batch = Self::batch(size);
-        (cached.len() > 2 * batch).then(|| cached.drain(..batch).collect())
+        let oldest = self.objects[pool].push(offset, Self::batch(size))?;
+        Some(oldest.collect())
     }
 
     /// Takes every object out of the cache, by pool.
@@ -77,12 +77,12 @@ impl ObjectCache {
             .iter_mut()
             .enumerate()
             .filter(|(_, objects)| !objects.is_empty())
-            .map(|(pool, objects)| (pool, core::mem::take(objects)))
+            .map(|(pool, objects)| (pool, objects.take_all()))
     }
 
     /// Forgets every object, for a tree whose memory went back whole.
     pub(crate) fn forget(&mut self) {
-        self.objects.iter_mut().for_each(Vec::clear);
+        self.objects.iter_mut().for_each(Magazine::clear);
     }
 }
 
@@ -102,7 +102,6 @@ mod tests {
         // 256-byte objects: batches of 4, at most 8 kept.
         let given: Vec<_> = (0..6).filter_map(|i| cache.put(3, 1000 + i, 256)).collect();
         assert_eq!(given, [vec![64, 128, 192, 1000]]);
-        assert_eq!(cache.objects[3], [1001, 1002, 1003, 1004, 1005]);
         let drained: Vec<_> = cache.drain().collect();
         assert_eq!(drained, [(3, vec![1001, 1002, 1003, 1004, 1005])]);
         assert_eq!(cache.drain().count(), 0);
