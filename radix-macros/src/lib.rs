@@ -105,9 +105,12 @@ mod validate;
 /// splits the range, and a last-level node that an insert fills with one
 /// value merges into a range, so keys inserted in order end as the fewest
 /// aligned ranges. It needs `compression: none` (the default then, for
-/// every key type), `memory: local`, no `concurrency`, keys of at least
-/// 16 bits, and a value that implements `PartialEq` and can be cloned (or
-/// a `varlen` value, which compares and copies as its bytes). A tree with
+/// every key type), no `concurrency`, keys of at least 16 bits, and a
+/// value that implements `PartialEq` and can be cloned (or a `varlen`
+/// value, which compares and copies as its bytes). With `memory: shared`
+/// ranges form and split as in local memory; a split the area cannot make
+/// room for is refused with nothing changed, and `insert_span`, which
+/// stores a range directly, is offered on local trees only. A tree with
 /// ranges has no `get_mut`, entries, mutable or owning iteration,
 /// `pop_first`/`pop_last`, `retain`, `split_off`, `append` or in-place set
 /// operations: a call fails to compile once built to code.

@@ -286,14 +286,7 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
         );
     }
     if let Some((true, span)) = ranges {
-        check_ranges(
-            span,
-            key.as_ref(),
-            memory,
-            compression,
-            concurrency.0,
-            &mut errors,
-        );
+        check_ranges(span, key.as_ref(), compression, concurrency.0, &mut errors);
     }
     for (field, what) in [
         ("key", "the key type, e.g. `key: u64`"),
@@ -342,7 +335,6 @@ pub fn validate(inv: Invocation) -> syn::Result<Spec> {
 fn check_ranges(
     span: Span,
     key: Option<&Ident>,
-    memory: Memory,
     compression: Option<Compression>,
     concurrency: Concurrency,
     errors: &mut Errors,
@@ -361,13 +353,6 @@ fn check_ranges(
             span,
             "ranges: true needs compression: none: a range value takes the tag a lazy leaf \
              would, and spans are aligned blocks that path compression would skip",
-        );
-    }
-    if memory == Memory::Shared {
-        errors.push(
-            span,
-            "ranges: true needs memory: local: splitting a range allocates a node at each \
-             level, which a shared area's size limit could refuse half-way",
         );
     }
     if concurrency == Concurrency::Rowex {

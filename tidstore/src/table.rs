@@ -30,13 +30,16 @@ radix_core::radix_tree! {
 
 #[cfg(all(feature = "shm", target_os = "linux"))]
 radix_core::radix_tree! {
-    /// Block number to the entry of its dead offsets, in a shared area.
+    /// Block number to the entry of its dead offsets, in a shared area,
+    /// with runs of equal entries stored as range values as in
+    /// [`BlockTable`].
     pub(crate) struct SharedBlockTable {
         key: u32,
         value: BlockEntry,
         layout: varlen,
         memory: shared,
         compression: none,
+        ranges: true,
     }
 }
 

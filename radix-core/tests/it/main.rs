@@ -9,6 +9,8 @@
 //! - [`model`], [`model_map`], [`model_shared`], [`model_set`]: random
 //!   operation sequences against `BTreeMap` (`BTreeSet`), on the engine, on
 //!   the map API, on trees in shared-memory areas, and on sets;
+//! - [`shared_ranges`]: range values in shared areas, and splits the
+//!   area refuses;
 //! - [`macro_api`], [`batch`]: what `radix_tree!` generates, and batched
 //!   lookups;
 //! - [`auto_traits`]: `Send` and `Sync` of every public type, against std's;
@@ -40,4 +42,5 @@ mod model_shared;
 mod postgres_suite;
 #[cfg(feature = "serde")]
 mod serde;
+mod shared_ranges;
 mod smoke;

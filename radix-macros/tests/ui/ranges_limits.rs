@@ -3,10 +3,6 @@ radix_core::radix_tree! {
 }
 
 radix_core::radix_tree! {
-    struct Shared { key: u32, value: u64, ranges: true, memory: shared }
-}
-
-radix_core::radix_tree! {
     struct Bytes { key: u8, value: u64, ranges: true }
 }
 

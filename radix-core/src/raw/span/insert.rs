@@ -5,7 +5,7 @@
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
-use crate::config::{Config, RefOf};
+use crate::config::{Config, Pools, RefOf};
 use crate::key::{Key, SPAN};
 use crate::mem::{InfallibleMemory, Memory};
 use crate::node::{self, Kind, lazy};
@@ -13,6 +13,7 @@ use crate::ptr::NodePtr;
 use crate::value::{DropsAll, ValueLayout};
 
 use super::super::insert::PathEnd;
+use super::super::reserve::Needs;
 use super::super::{
     InputOf, InsertHint, LayoutOf, MAX_LEVELS, MemError, OldOf, RawTree, SlotOf, ValueOf, entry_at,
     find_slot, follow, insert_entry, remove_entry, stored, walk_nodes,
@@ -218,12 +219,6 @@ impl<C: Config> RawTree<C> {
         mut slot_value: SlotOf<C>,
         on_replace: impl FnOnce(&ValueOf<C>),
     ) -> Result<OldOf<C>, MemError<C>> {
-        const {
-            assert!(
-                !C::RANGES || !<C::Memory as Memory>::FALLIBLE,
-                "range values need a memory back end that cannot fail (local memory)"
-            )
-        };
         let prefix = key.clear_below(0);
         // The hint names the slot of a last-level node: a tree with ranges
         // clears it whenever it writes a range value, splits or merges, so
@@ -267,7 +262,12 @@ impl<C: Config> RawTree<C> {
                         return Ok(LayoutOf::<C>::take(slot_value, &mut self.mem));
                     }
                     self.hint = InsertHint::NONE;
-                    Self::split_range(&mut self.mem, child, target, shift - SPAN)?;
+                    if let Err(refused) =
+                        Self::split_range(&mut self.mem, child, target, shift - SPAN)
+                    {
+                        self.undo_splits(key, split.then_some(shift));
+                        return Err(refused);
+                    }
                     split = true;
                 }
                 loc = child;
@@ -289,6 +289,18 @@ impl<C: Config> RawTree<C> {
             self.drop_levels();
         }
         Ok(old)
+    }
+
+    /// After a split the back end refused, below others on `key`'s path
+    /// that it allowed: merges the node256 of equal parts the lowest of
+    /// those made (at `lowest`, if any), and each above it, so that the
+    /// tree holds its keys as it did before. A merge above the last level
+    /// allocates nothing.
+    pub(super) fn undo_splits(&mut self, key: C::Key, lowest: Option<u32>) {
+        if let Some(lowest) = lowest {
+            self.merge_path(key, lowest);
+            self.drop_levels();
+        }
     }
 
     /// The entry count of the node held at `loc`.
@@ -322,6 +334,12 @@ impl<C: Config> RawTree<C> {
     /// value. The cell itself becomes the part at chunk 0, whose span
     /// starts where its own did.
     ///
+    /// On a back end that can fail (a shared area), the nodes and cells are
+    /// reserved and the 255 copies made before anything changes: a refusal
+    /// leaves the tree as it was and frees what was copied. A split changes
+    /// how the tree holds its keys, never what they map to, so a caller
+    /// whose later step is refused has changed nothing a reader can see.
+    ///
     /// If a copy panics (a user's `Clone`), the range is left as it was
     /// and the copies made so far leak.
     ///
@@ -335,6 +353,10 @@ impl<C: Config> RawTree<C> {
         cell: NodePtr,
         shift: u32,
     ) -> Result<(), MemError<C>> {
+        if <C::Memory as Memory>::FALLIBLE {
+            // SAFETY: forwarded contract.
+            return unsafe { Self::split_range_reserved(mem, loc, cell, shift) };
+        }
         // SAFETY: the caller's contract: a live cell holds a slot and the
         // span's first key; the new node256 has room for every chunk.
         unsafe {
@@ -343,14 +365,106 @@ impl<C: Config> RawTree<C> {
             let node = Self::new_node(mem, full_class::<C>(), shift, first);
             for chunk in 1..=255u8 {
                 let copy = C::clone_value_slot(range, mem)?;
-                if shift == 0 {
-                    insert_entry(node, chunk, copy);
-                } else {
-                    let part = Self::new_cell(mem, first.with_chunk(shift, chunk), copy);
-                    insert_entry(node, chunk, Self::cell_ref(mem, part));
+                Self::add_part(mem, node, shift, first, chunk, copy);
+            }
+            Self::finish_split(mem, loc, cell, node, shift);
+        }
+        Ok(())
+    }
+
+    /// [`split_range`](Self::split_range) on a back end that can fail:
+    /// everything it allocates is reserved or made before the tree changes.
+    ///
+    /// # Safety
+    ///
+    /// As for [`split_range`](Self::split_range).
+    #[cold]
+    unsafe fn split_range_reserved(
+        mem: &mut C::Memory,
+        loc: NonNull<RefOf<C>>,
+        cell: NodePtr,
+        shift: u32,
+    ) -> Result<(), MemError<C>> {
+        let mut needs = Needs::NONE;
+        needs.add(Pools::<C>::at(full_class::<C>(), shift), 1);
+        if shift > 0 {
+            needs.add(Pools::<C>::cell(), 255);
+        }
+        needs.reserve(mem)?;
+        let mut copies = [const { MaybeUninit::<SlotOf<C>>::uninit() }; 255];
+        // SAFETY: the caller's contract: a live cell holds a slot and the
+        // span's first key. Copies are made on `mem` and each is either
+        // linked into the new node or, on a refusal, dropped once; the
+        // reserved node and cells cannot be refused.
+        unsafe {
+            let range = lazy::slot::<SlotOf<C>>(cell.addr());
+            for made in 0..copies.len() {
+                match C::clone_value_slot(range, mem) {
+                    Ok(copy) => {
+                        copies[made].write(copy);
+                    }
+                    Err(refused) => {
+                        for copy in &copies[..made] {
+                            drop(LayoutOf::<C>::take(copy.assume_init_read(), mem));
+                        }
+                        return Err(refused);
+                    }
                 }
             }
+            let first = lazy::key::<C::Key, SlotOf<C>>(cell.addr());
+            let node = Self::new_node(mem, full_class::<C>(), shift, first);
+            for (chunk, copy) in (1..=255u8).zip(&copies) {
+                Self::add_part(mem, node, shift, first, chunk, copy.assume_init_read());
+            }
+            Self::finish_split(mem, loc, cell, node, shift);
+        }
+        Ok(())
+    }
+
+    /// Puts `copy` in the new node256 `node` of a split at `chunk`: as a
+    /// value at the last level, as a range cell above it.
+    ///
+    /// # Safety
+    ///
+    /// `node` is a fresh node256 at `shift` whose keys start at `first`,
+    /// without `chunk`; `copy` was made on `mem`.
+    unsafe fn add_part(
+        mem: &mut C::Memory,
+        node: NodePtr,
+        shift: u32,
+        first: C::Key,
+        chunk: u8,
+        copy: SlotOf<C>,
+    ) {
+        // SAFETY: the caller's contract; a node256 has room for every chunk.
+        unsafe {
             if shift == 0 {
+                insert_entry(node, chunk, copy);
+            } else {
+                let part = Self::new_cell(mem, first.with_chunk(shift, chunk), copy);
+                insert_entry(node, chunk, Self::cell_ref(mem, part));
+            }
+        }
+    }
+
+    /// Ends a split: the range's own value (or its cell) becomes the part
+    /// at chunk 0, and `node` replaces the cell at `loc`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`split_range`](Self::split_range); `node` holds every other
+    /// part.
+    unsafe fn finish_split(
+        mem: &mut C::Memory,
+        loc: NonNull<RefOf<C>>,
+        cell: NodePtr,
+        node: NodePtr,
+        shift: u32,
+    ) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            if shift == 0 {
+                let range = lazy::slot::<SlotOf<C>>(cell.addr());
                 insert_entry(node, 0, range.read());
                 Self::free_cell(mem, cell);
             } else {
@@ -358,7 +472,6 @@ impl<C: Config> RawTree<C> {
             }
             loc.write(stored(mem, node));
         }
-        Ok(())
     }
 
     /// Merges, bottom-up along `key`'s path, every full node of one value:
@@ -393,6 +506,20 @@ impl<C: Config> RawTree<C> {
                 let node = follow::<C>(&self.mem, loc.read());
                 if !Self::holds_one_value(&self.mem, node, shift) {
                     return;
+                }
+                if <C::Memory as Memory>::FALLIBLE {
+                    // A merge is only a smaller form of the same keys: one
+                    // the back end cannot make room for is left undone.
+                    let mut needs = Needs::NONE;
+                    if shift == 0 {
+                        needs.add(Pools::<C>::cell(), 1);
+                    }
+                    if level == 0 {
+                        needs.add(Pools::<C>::inner(0), 1);
+                    }
+                    if needs.reserve(&mut self.mem).is_err() {
+                        return;
+                    }
                 }
                 self.hint = InsertHint::NONE;
                 let first = key.clear_below(shift);

@@ -34,7 +34,12 @@ impl<C: Config> RawTree<C> {
                 let target = follow::<C>(&self.mem, child.read());
                 if target.is_lazy() {
                     self.hint = InsertHint::NONE;
-                    Self::split_range(&mut self.mem, child, target, shift - SPAN)?;
+                    if let Err(refused) =
+                        Self::split_range(&mut self.mem, child, target, shift - SPAN)
+                    {
+                        self.undo_splits(key, split.then_some(shift));
+                        return Err(refused);
+                    }
                     split = true;
                 }
                 loc = child;
