@@ -445,3 +445,100 @@ fn segments_grow_by_an_eighth_of_the_area() {
     }
     assert!(used >= 16 << 30, "the default 128 segments reach {used}");
 }
+
+/// `u32` keys to out-of-line byte strings, with range values.
+enum U32Ranges {}
+impl Config for U32Ranges {
+    type Key = u32;
+    type Layout = Varlen<VarBytes>;
+    type Memory = SharedMemory;
+    const SIZE_CLASSES: SizeClasses = SizeClasses::DEFAULT;
+    const DELETE: bool = true;
+    const RANGES: bool = true;
+
+    fn same_value(a: &VarBytes, b: &VarBytes) -> bool {
+        a == b
+    }
+
+    unsafe fn clone_value_slot(
+        slot: core::ptr::NonNull<<Varlen<VarBytes> as crate::value::ValueLayout>::Slot>,
+        mem: &mut SharedMemory,
+    ) -> Result<<Varlen<VarBytes> as crate::value::ValueLayout>::Slot, ShmError> {
+        // SAFETY: the engine's contract: a live slot made on `mem`.
+        unsafe { <Varlen<VarBytes> as crate::value::CloneLayout>::clone_slot_in(slot, mem) }
+    }
+}
+impl Removable for U32Ranges {}
+
+/// A split in a full area: the node256, 255 copies of the value (leaves
+/// of their own) and nothing else; refused until fillers make room, and
+/// each refusal leaves the range and every filler as they were.
+#[test]
+fn a_split_the_area_refuses_changes_nothing() {
+    let bytes = |tag: u8| VarBytes::new(&[tag; 40]).expect("40 bytes");
+    let area = area(Some(area(None).empty_size() + (192 << 10)));
+    let tree = SharedTree::<U32Ranges>::create_in(&area).unwrap();
+    let mut fillers = Vec::new();
+    {
+        let mut w = tree.write();
+        for k in 0..256 {
+            w.insert(k, &bytes(1)).unwrap();
+        }
+        assert_eq!((w.stats().nodes(), w.stats().ranges), (1, 1));
+        // The range's merge gave back 255 leaves and a node256. Without
+        // these 300 spread keys the fill below ended at one pool's refusal
+        // while the split still found its room.
+        for k in (1 << 19..).step_by(2).take(300) {
+            w.insert(k, &bytes(2)).unwrap();
+        }
+        // Neighbours differ, so that no run of fillers merges. A refusal
+        // may be one pool's; the fill goes on until 64 in a row.
+        let (mut k, mut in_a_row) = (1 << 20, 0);
+        while in_a_row < 64 {
+            if w.insert(k, &bytes(2 + (k & 1) as u8)).is_ok() {
+                fillers.push(k);
+                in_a_row = 0;
+            } else {
+                in_a_row += 1;
+            }
+            k += 1;
+        }
+    }
+    // Under Miri `verify` runs at the first refusal and at the end only.
+    let same = |w: &TreeView<U32Ranges>, changed: bool, verify: bool| {
+        if verify || !cfg!(miri) {
+            w.verify().unwrap();
+        }
+        assert_eq!(w.len(), 256 + 300 + fillers_left(w));
+        for k in (0..256).step_by(n(1, 17)) {
+            let want = if changed && k == 77 { 9 } else { 1 };
+            assert_eq!(w.get(k).map(|v| v.as_bytes()[0]), Some(want), "key {k}");
+        }
+    };
+    fn fillers_left(w: &TreeView<U32Ranges>) -> usize {
+        w.range(1 << 20..).count()
+    }
+    let mut refused = 0;
+    loop {
+        let mut w = tree.write();
+        match w.insert(77, &bytes(9)) {
+            Ok(had) => {
+                assert!(had);
+                same(&w, true, true);
+                break;
+            }
+            Err(ShmError::AreaFull { .. }) => refused += 1,
+            Err(e) => panic!("{e}"),
+        }
+        same(&w, false, refused == 1);
+        // Room for a few more leaves and, now and then, a node.
+        for _ in 0..n(8, 256) {
+            let k = fillers.pop().expect("the split fits once the fillers go");
+            if w.remove(k).is_err() {
+                fillers.insert(0, k);
+            }
+        }
+    }
+    assert!(refused > 0, "the full area refused the split first");
+    tree.destroy().unwrap();
+}
