@@ -130,8 +130,8 @@ pub trait Config: 'static {
     /// for every key of the aligned block of keys below the slot (see
     /// [`Span`](crate::Span) and `src/raw/span/mod.rs`). Off unless
     /// chosen (`ranges: true` in `radix_tree!`); a configuration that
-    /// turns it on uses compression `None` and local memory, and says how
-    /// to compare and copy its values
+    /// turns it on uses compression `None`, local or shared memory, and
+    /// says how to compare and copy its values
     /// ([`same_value`](Config::same_value),
     /// [`clone_value_slot`](Config::clone_value_slot)). Trees without it
     /// compile to exactly the code they had before range values existed.

@@ -53,6 +53,21 @@
 //!
 //! `len()` counts keys, a range's whole span included.
 //!
+//! ## In a shared area
+//!
+//! A split allocates a node256 and, above the last level, 255 cells, and
+//! makes 255 copies of the value, out-of-line leaves for long values: on a
+//! back end whose allocations can fail, half a split would leave a node
+//! partly filled. So on such a back end `split_range` reserves the node and
+//! cells, then makes the copies into a local array (a refused copy frees
+//! those made), and only then changes the tree. An insert or a removal
+//! whose split is refused below levels it already split merges those back
+//! (`undo_splits`): a split changes how the keys are held, never what they
+//! map to, so a refused write changes nothing a reader can see. A merge
+//! that cannot get its cell or new root is left undone, which is only a
+//! larger form of the same keys. [`insert_span`](RawTree::insert_span),
+//! which stores a range directly, is offered on local trees only.
+//!
 //! ## What trees without ranges pay
 //!
 //! Nothing: every branch on a range value is behind the constant
