@@ -1,5 +1,5 @@
 //! What the engine's unit tests share: a configuration declared in one
-//! line, keys of any width built from and widened to `u128`, and a seeded
+//! line (with range values too), keys of any width built from and widened to `u128`, and a seeded
 //! generator.
 
 use crate::Key;
@@ -25,6 +25,44 @@ macro_rules! test_config {
     };
 }
 pub(crate) use test_config;
+
+/// Declares a test configuration with range values and delete, on local
+/// memory or, with a fourth argument, on another back end:
+/// `ranged_config!(Name, key, layout)` or `ranged_config!(Name, key,
+/// layout, SharedMemory)`.
+macro_rules! ranged_config {
+    ($name:ident, $key:ty, $layout:ty) => {
+        $crate::raw::test_keys::ranged_config!($name, $key, $layout, $crate::mem::LocalMemory);
+    };
+    ($name:ident, $key:ty, $layout:ty, $memory:ty) => {
+        enum $name {}
+        impl $crate::Config for $name {
+            type Key = $key;
+            type Layout = $layout;
+            type Memory = $memory;
+            const SIZE_CLASSES: $crate::SizeClasses = $crate::SizeClasses::DEFAULT;
+            const DELETE: bool = true;
+            const RANGES: bool = true;
+
+            fn same_value(a: &$crate::ValueOf<Self>, b: &$crate::ValueOf<Self>) -> bool {
+                a == b
+            }
+
+            unsafe fn clone_value_slot(
+                slot: core::ptr::NonNull<<$layout as $crate::value::ValueLayout>::Slot>,
+                mem: &mut $memory,
+            ) -> Result<
+                <$layout as $crate::value::ValueLayout>::Slot,
+                <$memory as $crate::mem::Memory>::Error,
+            > {
+                // SAFETY: the engine's contract: a live slot made on `mem`.
+                unsafe { <$layout as $crate::value::CloneLayout>::clone_slot_in(slot, mem) }
+            }
+        }
+        impl $crate::config::Removable for $name {}
+    };
+}
+pub(crate) use ranged_config;
 
 /// The key of width `K` holding the low bits of `x`.
 pub(crate) fn key<K: Key>(x: u128) -> K {

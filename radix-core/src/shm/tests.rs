@@ -446,29 +446,7 @@ fn segments_grow_by_an_eighth_of_the_area() {
     assert!(used >= 16 << 30, "the default 128 segments reach {used}");
 }
 
-/// `u32` keys to out-of-line byte strings, with range values.
-enum U32Ranges {}
-impl Config for U32Ranges {
-    type Key = u32;
-    type Layout = Varlen<VarBytes>;
-    type Memory = SharedMemory;
-    const SIZE_CLASSES: SizeClasses = SizeClasses::DEFAULT;
-    const DELETE: bool = true;
-    const RANGES: bool = true;
-
-    fn same_value(a: &VarBytes, b: &VarBytes) -> bool {
-        a == b
-    }
-
-    unsafe fn clone_value_slot(
-        slot: core::ptr::NonNull<<Varlen<VarBytes> as crate::value::ValueLayout>::Slot>,
-        mem: &mut SharedMemory,
-    ) -> Result<<Varlen<VarBytes> as crate::value::ValueLayout>::Slot, ShmError> {
-        // SAFETY: the engine's contract: a live slot made on `mem`.
-        unsafe { <Varlen<VarBytes> as crate::value::CloneLayout>::clone_slot_in(slot, mem) }
-    }
-}
-impl Removable for U32Ranges {}
+crate::raw::test_keys::ranged_config!(U32Ranges, u32, Varlen<VarBytes>, SharedMemory);
 
 /// A split in a full area: the node256, 255 copies of the value (leaves
 /// of their own) and nothing else; refused until fillers make room, and

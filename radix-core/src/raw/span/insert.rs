@@ -391,11 +391,11 @@ impl<C: Config> RawTree<C> {
             needs.add(Pools::<C>::cell(), 255);
         }
         needs.reserve(mem)?;
+        // Each copy, made on `mem`, is linked into the new node or, on a
+        // refusal, dropped once; the reserved node and cells cannot fail.
         let mut copies = [const { MaybeUninit::<SlotOf<C>>::uninit() }; 255];
         // SAFETY: the caller's contract: a live cell holds a slot and the
-        // span's first key. Copies are made on `mem` and each is either
-        // linked into the new node or, on a refusal, dropped once; the
-        // reserved node and cells cannot be refused.
+        // span's first key; copies are read once each, as said above.
         unsafe {
             let range = lazy::slot::<SlotOf<C>>(cell.addr());
             for made in 0..copies.len() {

@@ -5,40 +5,12 @@
 use std::collections::BTreeMap;
 
 use super::{Span, SpanError};
-use crate::mem::LocalMemory;
 use crate::raw::test_keys::SplitMix64;
-use crate::value::{CloneLayout, Embedded, Leaf, VarBytes, Varlen};
-use crate::{Config, RawTree, SizeClasses, ValueOf};
+use crate::value::{Embedded, Leaf, VarBytes, Varlen};
+use crate::{Config, RawTree, ValueOf};
 use test_depth::pick;
 
-/// Declares a local test configuration with range values.
-macro_rules! ranged_config {
-    ($name:ident, $key:ty, $layout:ty) => {
-        enum $name {}
-        impl Config for $name {
-            type Key = $key;
-            type Layout = $layout;
-            type Memory = LocalMemory;
-            const SIZE_CLASSES: SizeClasses = SizeClasses::DEFAULT;
-            const DELETE: bool = true;
-            const RANGES: bool = true;
-
-            fn same_value(a: &ValueOf<Self>, b: &ValueOf<Self>) -> bool {
-                a == b
-            }
-
-            unsafe fn clone_value_slot(
-                slot: core::ptr::NonNull<<$layout as crate::value::ValueLayout>::Slot>,
-                mem: &mut LocalMemory,
-            ) -> Result<<$layout as crate::value::ValueLayout>::Slot, core::convert::Infallible>
-            {
-                // SAFETY: the engine's contract: a live slot made on `mem`.
-                unsafe { <$layout as CloneLayout>::clone_slot_in(slot, mem) }
-            }
-        }
-        impl crate::config::Removable for $name {}
-    };
-}
+use crate::raw::test_keys::ranged_config;
 
 ranged_config!(U32Ranged, u32, Embedded<u64>);
 ranged_config!(U64Ranged, u64, Embedded<u64>);
