@@ -555,7 +555,7 @@ SHAREDOP = 4
 UNLIMITED = None
 FIRST, SECOND, BOTH = 0, 1, 2
 S_DRAIN, S_CLEAR, S_DESTROY = 0, 1, 2
-NONE, LAZY, PATH, FULL = 0, 1, 2, 3
+NONE, LAZY, PATH, FULL, RANGES = 0, 1, 2, 3, 4
 
 
 def on_tree(second):
@@ -573,7 +573,7 @@ def shared_input(limit, trees, finish, bases, compression=NONE):
         e.variant(0, 2)
     else:
         e.variant(1, 2).u8(limit)
-    e.variant(trees, 3).variant(finish, 3).variant(compression, 4)
+    e.variant(trees, 3).variant(finish, 3).variant(compression, 5)
     for b in bases:
         e.u128(b)
     return e
@@ -673,6 +673,29 @@ def shared_seeds(compression=NONE):
         insert(e, near_max, 0, value=5)
         verify(e)
         seeds["one_node_per_key"] = e
+
+        if compression == RANGES:
+            # Ranges split where a 64 KiB-limited area refuses: runs of
+            # one value (an even seed) merge chunks of 256 into ranges,
+            # the second tree fills the area, then removes and inserts of
+            # other values land inside the ranges, each split needing a
+            # node the area may not have.
+            e = shared_input(2, BOTH, S_DRAIN, [0x1_0000, 1 << 33, 2**60], compression)
+            on_tree(False)
+            insert_run(e, small, [0], 300, 0, value=2)
+            fill(e, False, 32, clustered, 0, 0)
+            fill(e, True, 1, clustered, 1, 0)
+            on_tree(False)
+            remove_run(e, clustered, [0, 0x10], 300, STEP_256)
+            insert_run(e, clustered, [0, 0x2000], 300, 1, value=5)
+            remove_run(e, small, [0], 300, 1)
+            verify(e)
+            on_tree(True)
+            remove_run(e, clustered, [1, 0], 300, 0)
+            on_tree(False)
+            remove_run(e, clustered, [0, 0x3010], 300, STEP_256)
+            verify(e)
+            seeds["split_refused"] = e
     finally:
         OP_PREFIX[0] = None
     return seeds
@@ -1830,9 +1853,15 @@ def main():
         write("tree_ranges", name, e)
     for name, e in bitmap_seeds().items():
         write("tidbitmap", name, e)
-    # The same sequences on the compressed pairs: lazy leaves and prefixed
-    # nodes in a limited area, refused and retried.
-    for prefix, compression in (("lazy_", LAZY), ("path_", PATH), ("full_", FULL)):
+    # The same sequences on the compressed pairs (lazy leaves and prefixed
+    # nodes in a limited area, refused and retried) and on the pair with
+    # range values, which has one more of its own.
+    for prefix, compression in (
+        ("lazy_", LAZY),
+        ("path_", PATH),
+        ("full_", FULL),
+        ("ranges_", RANGES),
+    ):
         for name, e in shared_seeds(compression).items():
             write("tree_shared", prefix + name, e)
 

@@ -7,7 +7,7 @@
 //! every result. The `tidstore` target uses [`check_tidstore`] instead, the
 //! `tidstore_set_ops` target [`check_tidstore_set_ops`], and the
 //! `tree_shared` target [`check_shared`], with configurations that
-//! [`impl_shared_config!`] describes, the `tree_rowex` target
+//! [`impl_shared_config!`] describes ([`shared_pairs!`] declares them), the `tree_rowex` target
 //! [`check_rowex`] on concurrent trees, each a [`subject`] on the heap or
 //! a [`shared_subject`] in a heap-backed shared area, the `tree_ranges`
 //! target [`check_ranges`] on trees with range values, each a

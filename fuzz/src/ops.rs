@@ -118,7 +118,9 @@ pub enum Op {
         len: u16,
         /// The step, see [`run_step`](crate::run_step).
         step: u8,
-        /// Seed of the values (mixed with `i`).
+        /// Seed of the values (mixed with `i`; the shared harness's trees
+        /// with range values take an even seed as one value for the run,
+        /// see [`run_seed`](crate::shared::run_seed)).
         value: u64,
     },
     /// Remove `start + i * step` for `i < len % 301`.

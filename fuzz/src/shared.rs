@@ -3,9 +3,10 @@
 //! `BTreeMap` models.
 //!
 //! A [`SharedInput`] chooses the area's limit, which trees it holds (the
-//! target declares two configurations of different layouts), their
-//! compression (the target declares the pair once per choice) and a list
-//! of [`SharedOp`]s. Each operation goes to one tree: the ordinary tree
+//! target declares two configurations of different layouts), how they
+//! hold keys (a compression, or range values: [`SharedCompression`];
+//! [`shared_pairs!`](crate::shared_pairs) declares a pair for each) and a
+//! list of [`SharedOp`]s. Each operation goes to one tree: the ordinary tree
 //! operations of [`Op`] (writes under a freshly taken write guard, reads
 //! under a read guard; the map API's, from [`Op::Entry`] on, do nothing,
 //! as the guards do not offer it), or a shared-only one: reading through two read
@@ -61,7 +62,8 @@ pub struct SharedInput {
     pub ops: Vec<SharedOp>,
 }
 
-/// [`radix_core::Compression`], decodable from fuzz input.
+/// How the trees hold keys: [`radix_core::Compression`], or range values,
+/// decodable from fuzz input.
 #[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SharedCompression {
     /// `compression: none`.
@@ -72,17 +74,39 @@ pub enum SharedCompression {
     Path,
     /// `compression: full`.
     Full,
+    /// `ranges: true` (and so `compression: none`): runs of one value
+    /// (see [`run_seed`]) merge into range values, which inserts of other
+    /// values and removes split, each split allocating at every level it
+    /// opens, where a limited area may refuse it half-way.
+    Ranges,
 }
 
 impl SharedCompression {
-    /// The engine's name for this choice.
+    /// The engine's compression for this choice.
     pub fn get(self) -> Compression {
         match self {
-            SharedCompression::None => Compression::None,
+            SharedCompression::None | SharedCompression::Ranges => Compression::None,
             SharedCompression::Lazy => Compression::Lazy,
             SharedCompression::Path => Compression::Path,
             SharedCompression::Full => Compression::Full,
         }
+    }
+
+    /// Whether the trees have range values.
+    pub fn ranges(self) -> bool {
+        self == SharedCompression::Ranges
+    }
+}
+
+/// The value seed of the `i`-th key of a run whose values come from
+/// `seed`: `seed ^ i`, a value per key, except in a tree with range
+/// values, where an even `seed` gives the whole run one value, so that the
+/// run fills chunks of 256 that merge into ranges.
+pub fn run_seed<C: Config>(seed: u64, i: u64) -> u64 {
+    if C::RANGES && seed.is_multiple_of(2) {
+        mix64(seed)
+    } else {
+        mix64(seed ^ i)
     }
 }
 
@@ -170,7 +194,8 @@ pub enum SharedOp {
         second: bool,
         /// The first key.
         start: KeySpec,
-        /// The stride, see [`run_step`]; values from `mix64(stride ^ i)`.
+        /// The stride, see [`run_step`]; the `i`-th value from
+        /// [`run_seed`]`(stride, i)`.
         stride: u8,
     },
 }
@@ -234,11 +259,66 @@ pub trait SharedConfig: Config<Memory = SharedMemory, Key: KeyInt> + Removable +
 /// ```
 ///
 /// The last argument is `sized` (insert and remove return `Option<V>`,
-/// `get_mut` exists) or `varlen` (insert takes `&V`, insert and remove
-/// return `bool`).
+/// `get_mut` exists), `ranged` (as `sized`, without `get_mut`: a tree
+/// with range values has none) or `varlen` (insert takes `&V`, insert and
+/// remove return `bool`).
 #[macro_export]
 macro_rules! impl_shared_config {
     ($config:ident, $value:ty, sized) => {
+        $crate::impl_shared_config!(@sized $config, $value, {
+            fn overwrite(
+                w: &mut ::radix_core::shm::WriteGuard<'_, Self>,
+                key: <Self as ::radix_core::Config>::Key,
+                value: &Self::Model,
+            ) -> ::core::option::Option<bool> {
+                ::core::option::Option::Some(match w.get_mut(key) {
+                    ::core::option::Option::Some(slot) => {
+                        *slot = <$value as $crate::FuzzValue>::encode(value);
+                        true
+                    }
+                    ::core::option::Option::None => false,
+                })
+            }
+        });
+    };
+    ($config:ident, $value:ty, ranged) => {
+        $crate::impl_shared_config!(@sized $config, $value, {
+            $crate::impl_shared_config!(@no_get_mut);
+        });
+    };
+    ($config:ident, $value:ty, varlen) => {
+        $crate::impl_shared_config!(@impl $config, $value, {
+            fn put(
+                w: &mut ::radix_core::shm::WriteGuard<'_, Self>,
+                key: <Self as ::radix_core::Config>::Key,
+                value: &Self::Model,
+            ) -> ::core::result::Result<$crate::Previous<Self::Model>, ::radix_core::shm::ShmError>
+            {
+                let value = <$value as $crate::FuzzValue>::encode(value);
+                ::core::result::Result::Ok($crate::Previous::from_bool(w.insert(key, &*value)?))
+            }
+
+            fn del(
+                w: &mut ::radix_core::shm::WriteGuard<'_, Self>,
+                key: <Self as ::radix_core::Config>::Key,
+            ) -> ::core::result::Result<$crate::Previous<Self::Model>, ::radix_core::shm::ShmError>
+            {
+                ::core::result::Result::Ok($crate::Previous::from_bool(w.remove(key)?))
+            }
+
+            $crate::impl_shared_config!(@no_get_mut);
+        });
+    };
+    (@no_get_mut) => {
+        fn overwrite(
+            _w: &mut ::radix_core::shm::WriteGuard<'_, Self>,
+            _key: <Self as ::radix_core::Config>::Key,
+            _value: &Self::Model,
+        ) -> ::core::option::Option<bool> {
+            ::core::option::Option::None
+        }
+    };
+    (@sized $config:ident, $value:ty, { $($overwrite:tt)* }) => {
         $crate::impl_shared_config!(@impl $config, $value, {
             fn put(
                 w: &mut ::radix_core::shm::WriteGuard<'_, Self>,
@@ -263,48 +343,7 @@ macro_rules! impl_shared_config {
                 ))
             }
 
-            fn overwrite(
-                w: &mut ::radix_core::shm::WriteGuard<'_, Self>,
-                key: <Self as ::radix_core::Config>::Key,
-                value: &Self::Model,
-            ) -> ::core::option::Option<bool> {
-                ::core::option::Option::Some(match w.get_mut(key) {
-                    ::core::option::Option::Some(slot) => {
-                        *slot = <$value as $crate::FuzzValue>::encode(value);
-                        true
-                    }
-                    ::core::option::Option::None => false,
-                })
-            }
-        });
-    };
-    ($config:ident, $value:ty, varlen) => {
-        $crate::impl_shared_config!(@impl $config, $value, {
-            fn put(
-                w: &mut ::radix_core::shm::WriteGuard<'_, Self>,
-                key: <Self as ::radix_core::Config>::Key,
-                value: &Self::Model,
-            ) -> ::core::result::Result<$crate::Previous<Self::Model>, ::radix_core::shm::ShmError>
-            {
-                let value = <$value as $crate::FuzzValue>::encode(value);
-                ::core::result::Result::Ok($crate::Previous::from_bool(w.insert(key, &*value)?))
-            }
-
-            fn del(
-                w: &mut ::radix_core::shm::WriteGuard<'_, Self>,
-                key: <Self as ::radix_core::Config>::Key,
-            ) -> ::core::result::Result<$crate::Previous<Self::Model>, ::radix_core::shm::ShmError>
-            {
-                ::core::result::Result::Ok($crate::Previous::from_bool(w.remove(key)?))
-            }
-
-            fn overwrite(
-                _w: &mut ::radix_core::shm::WriteGuard<'_, Self>,
-                _key: <Self as ::radix_core::Config>::Key,
-                _value: &Self::Model,
-            ) -> ::core::option::Option<bool> {
-                ::core::option::Option::None
-            }
+            $($overwrite)*
         });
     };
     (@impl $config:ident, $value:ty, { $($methods:tt)* }) => {
@@ -318,6 +357,76 @@ macro_rules! impl_shared_config {
                 <$value as $crate::FuzzValue>::decode(value)
             }
         }
+    };
+}
+
+/// Declares the `tree_shared` target's configurations, a pair for each
+/// [`SharedCompression`], and `fn check_shared_input(&SharedInput) ->
+/// Summary`, which runs [`check_shared`] on the pair the input names. The
+/// target and this crate's tests expand it, so both run the same trees.
+///
+/// Each pair is `u64 -> u64` with values in the slot (`layout:
+/// embedded`), and `u32 -> VarBytes`, byte strings of 0 to 40 bytes
+/// embedded up to 7 bytes and in leaves above (`layout: varlen`).
+#[macro_export]
+macro_rules! shared_pairs {
+    () => {
+        $crate::shared_pairs!(@pair none, false, sized:
+            Words, WordsConfig, Strings, StringsConfig);
+        $crate::shared_pairs!(@pair lazy, false, sized:
+            LazyWords, LazyWordsConfig, LazyStrings, LazyStringsConfig);
+        $crate::shared_pairs!(@pair path, false, sized:
+            PathWords, PathWordsConfig, PathStrings, PathStringsConfig);
+        $crate::shared_pairs!(@pair full, false, sized:
+            FullWords, FullWordsConfig, FullStrings, FullStringsConfig);
+        $crate::shared_pairs!(@pair none, true, ranged:
+            RangedWords, RangedWordsConfig, RangedStrings, RangedStringsConfig);
+
+        /// Runs `input` on the pair of configurations its
+        /// [`SharedCompression`]($crate::SharedCompression) names.
+        fn check_shared_input(input: &$crate::SharedInput) -> $crate::Summary {
+            use $crate::SharedCompression as Choice;
+            match input.compression {
+                Choice::None => $crate::check_shared::<WordsConfig, StringsConfig>(input),
+                Choice::Lazy => $crate::check_shared::<LazyWordsConfig, LazyStringsConfig>(input),
+                Choice::Path => $crate::check_shared::<PathWordsConfig, PathStringsConfig>(input),
+                Choice::Full => $crate::check_shared::<FullWordsConfig, FullStringsConfig>(input),
+                Choice::Ranges => {
+                    $crate::check_shared::<RangedWordsConfig, RangedStringsConfig>(input)
+                }
+            }
+        }
+    };
+    (
+        @pair $compression:ident, $ranges:literal, $words_access:ident:
+        $words:ident, $words_config:ident, $strings:ident, $strings_config:ident
+    ) => {
+        ::radix_core::radix_tree! {
+            /// The pair's first configuration.
+            struct $words {
+                key: u64,
+                value: u64,
+                layout: embedded,
+                memory: shared,
+                compression: $compression,
+                ranges: $ranges,
+            }
+        }
+
+        ::radix_core::radix_tree! {
+            /// The pair's second configuration.
+            struct $strings {
+                key: u32,
+                value: ::radix_core::value::VarBytes,
+                layout: varlen,
+                memory: shared,
+                compression: $compression,
+                ranges: $ranges,
+            }
+        }
+
+        $crate::impl_shared_config!($words_config, u64, $words_access);
+        $crate::impl_shared_config!($strings_config, ::radix_core::value::VarBytes, varlen);
     };
 }
 
@@ -363,12 +472,16 @@ pub fn make_area(limit: AreaLimit) -> Area {
 /// an area past its limit, or memory not given back: that is, on a bug.
 /// Also when `A` or `B` lacks `input.compression`.
 pub fn check_shared<A: SharedConfig, B: SharedConfig>(input: &SharedInput) -> Summary {
-    let compression = input.compression.get();
+    let (compression, ranges) = (input.compression.get(), input.compression.ranges());
     assert!(
-        A::COMPRESSION == compression && B::COMPRESSION == compression,
-        "{} and {} do not both have {compression:?}: the target picked the wrong pair",
+        A::COMPRESSION == compression
+            && B::COMPRESSION == compression
+            && A::RANGES == ranges
+            && B::RANGES == ranges,
+        "{} and {} do not both have {:?}: the target picked the wrong pair",
         A::NAME,
-        B::NAME
+        B::NAME,
+        input.compression
     );
     let area = make_area(input.limit);
     let empty = area.empty_size();
@@ -379,6 +492,7 @@ pub fn check_shared<A: SharedConfig, B: SharedConfig>(input: &SharedInput) -> Su
         bases: input.bases,
     };
     let mut trees: Vec<Box<dyn Driven>> = Vec::new();
+    let mut ranges = 0;
     if input.trees != TreeSet::Second {
         trees.push(Box::new(Driver::<A>::new(&ctx)));
     }
@@ -406,10 +520,12 @@ pub fn check_shared<A: SharedConfig, B: SharedConfig>(input: &SharedInput) -> Su
         if refused_now > refused || index % BATCH == BATCH - 1 {
             // After a refusal every tree must still equal its model.
             check_all(&ctx, &trees, &at);
+            ranges = ranges.max(trees.iter().map(|t| t.ranges()).sum());
         }
     }
     let at = Where::End;
     check_all(&ctx, &trees, &at);
+    ranges = ranges.max(trees.iter().map(|t| t.ranges()).sum());
     for t in &trees {
         t.compare_walks(0x5555_5555_5555_5555, &at);
         t.check_stats(&at);
@@ -418,6 +534,7 @@ pub fn check_shared<A: SharedConfig, B: SharedConfig>(input: &SharedInput) -> Su
     let summary = Summary {
         refusals: trees.iter().map(|t| t.refusals()).sum(),
         keys: trees.iter().map(|t| t.model_len()).sum(),
+        ranges,
     };
     let at = Where::Finish(input.finish);
     match input.finish {
@@ -460,6 +577,9 @@ pub struct Summary {
     pub refusals: usize,
     /// Keys in the trees after the last operation.
     pub keys: usize,
+    /// The most range values the trees held together at one check (after
+    /// each refusal, every [`BATCH`] operations and at the end).
+    pub ranges: usize,
 }
 
 /// What the trees share: the area, whether it is limited, the key bases.
@@ -545,6 +665,7 @@ trait Driven {
     fn refusals(&self) -> usize;
     fn model_is_empty(&self) -> bool;
     fn model_len(&self) -> usize;
+    fn ranges(&self) -> usize;
     fn apply(&mut self, op: &Op, ctx: &Ctx, at: &Where<'_>);
     fn reread(&self, pattern: u64, at: &Where<'_>);
     fn attach(&mut self, ctx: &Ctx, index: u16, key: KeySpec, value: u64, at: &Where<'_>);
@@ -734,6 +855,10 @@ impl<C: SharedConfig> Driven for Driver<C> {
         self.st.model.len()
     }
 
+    fn ranges(&self) -> usize {
+        self.tree.read().stats().ranges
+    }
+
     fn apply(&mut self, op: &Op, ctx: &Ctx, at: &Where<'_>) {
         let bases = &ctx.bases;
         match *op {
@@ -822,7 +947,7 @@ impl<C: SharedConfig> Driven for Driver<C> {
                     if self.st.model.len() >= MAX_KEYS && !self.st.model.contains_key(&key) {
                         break;
                     }
-                    let seed = mix64(value ^ u64::from(i));
+                    let seed = run_seed::<C>(value, u64::from(i));
                     self.st
                         .insert(ctx, &mut w, key, C::Model::from_seed(seed), at);
                 }
@@ -940,7 +1065,7 @@ impl<C: SharedConfig> Driven for Driver<C> {
         for i in 0..most {
             let offset = (i as u128).wrapping_mul(step) ^ (i as u128 >> 6);
             let key = C::Key::from_u128(start.wrapping_add(offset));
-            let seed = mix64(u64::from(stride) ^ i as u64);
+            let seed = run_seed::<C>(u64::from(stride), i as u64);
             if self
                 .st
                 .insert(ctx, &mut w, key, C::Model::from_seed(seed), at)
@@ -1109,50 +1234,19 @@ impl<C: SharedConfig> Driven for Driver<C> {
 mod tests {
     use super::*;
     use arbitrary::Unstructured;
-    use radix_core::value::VarBytes;
 
-    /// Declares the target's pair of configurations for one compression.
-    macro_rules! pair {
-        (
-            $choice:ident:
-            $words:ident, $words_config:ident, $strings:ident, $strings_config:ident
-        ) => {
-            radix_core::radix_tree! {
-                struct $words {
-                    key: u64, value: u64, layout: embedded, memory: shared,
-                    compression: $choice,
-                }
-            }
-            radix_core::radix_tree! {
-                struct $strings {
-                    key: u32, value: VarBytes, layout: varlen, memory: shared,
-                    compression: $choice,
-                }
-            }
-            crate::impl_shared_config!($words_config, u64, sized);
-            crate::impl_shared_config!($strings_config, VarBytes, varlen);
-        };
-    }
-
-    pair!(none: Words, WordsConfig, Strings, StringsConfig);
-    pair!(lazy: LazyWords, LazyWordsConfig, LazyStrings, LazyStringsConfig);
-    pair!(path: PathWords, PathWordsConfig, PathStrings, PathStringsConfig);
-    pair!(full: FullWords, FullWordsConfig, FullStrings, FullStringsConfig);
+    crate::shared_pairs!();
 
     fn replay(bytes: &[u8]) -> (SharedInput, Summary) {
         let input = SharedInput::arbitrary_take_rest(Unstructured::new(bytes)).expect("decodes");
-        let summary = match input.compression {
-            SharedCompression::None => check_shared::<WordsConfig, StringsConfig>(&input),
-            SharedCompression::Lazy => check_shared::<LazyWordsConfig, LazyStringsConfig>(&input),
-            SharedCompression::Path => check_shared::<PathWordsConfig, PathStringsConfig>(&input),
-            SharedCompression::Full => check_shared::<FullWordsConfig, FullStringsConfig>(&input),
-        };
+        let summary = check_shared_input(&input);
         (input, summary)
     }
 
     /// The committed seeds decode to what make_seeds.py meant: the limited
     /// ones reach their limit, and every one leaves keys to finish with,
-    /// on the uncompressed pair and (names prefixed) on each compressed one.
+    /// on the uncompressed pair and (names prefixed) on each compressed
+    /// one and the one with ranges, whose own seed forms range values.
     #[test]
     fn seeds_reach_what_they_aim_at() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/tree_shared");
@@ -1161,13 +1255,18 @@ mod tests {
             ("lazy_", SharedCompression::Lazy),
             ("path_", SharedCompression::Path),
             ("full_", SharedCompression::Full),
+            ("ranges_", SharedCompression::Ranges),
         ] {
-            for (seed, limited) in [
+            let mut seeds = vec![
                 ("fill_both_limited", true),
                 ("one_node_per_key", true),
                 ("varlen_limited", true),
                 ("two_trees_destroyed_full", false),
-            ] {
+            ];
+            if compression.ranges() {
+                seeds.push(("split_refused", true));
+            }
+            for (seed, limited) in seeds {
                 let name = format!("{prefix}{seed}");
                 let bytes = std::fs::read(format!("{dir}/{name}"))
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -1176,8 +1275,24 @@ mod tests {
                 assert_eq!(input.limit.extra().is_some(), limited, "{name}: {input:?}");
                 assert_eq!(summary.refusals > 0, limited, "{name}: {summary:?}");
                 assert!(summary.keys > 0, "{name}: {summary:?}");
+                if seed == "split_refused" {
+                    assert!(summary.ranges > 0, "{name}: {summary:?}");
+                }
             }
         }
+    }
+
+    /// Pseudo-random inputs on every pair, the one with ranges included:
+    /// the harness itself must hold (a smoke test; the fuzz target does
+    /// the real search).
+    #[test]
+    fn random_inputs_run_on_every_pair() {
+        let mut pairs = std::collections::BTreeSet::new();
+        for input in crate::seeds::smoke_inputs(0x5EED_0004, 60, |i: &mut SharedInput| &mut i.ops) {
+            check_shared_input(&input);
+            pairs.insert(format!("{:?}", input.compression));
+        }
+        assert_eq!(pairs.len(), 5, "pairs the inputs chose: {pairs:?}");
     }
 
     #[test]
