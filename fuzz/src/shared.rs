@@ -265,12 +265,8 @@ pub trait SharedConfig: Config<Memory = SharedMemory, Key: KeyInt> + Removable +
 #[macro_export]
 macro_rules! impl_shared_config {
     ($config:ident, $value:ty, sized) => {
-        $crate::impl_shared_config!(@sized $config, $value, {
-            fn overwrite(
-                w: &mut ::radix_core::shm::WriteGuard<'_, Self>,
-                key: <Self as ::radix_core::Config>::Key,
-                value: &Self::Model,
-            ) -> ::core::option::Option<bool> {
+        $crate::impl_shared_config!(@sized $config, $value,
+            overwrite(|w, key, value| {
                 ::core::option::Option::Some(match w.get_mut(key) {
                     ::core::option::Option::Some(slot) => {
                         *slot = <$value as $crate::FuzzValue>::encode(value);
@@ -278,80 +274,76 @@ macro_rules! impl_shared_config {
                     }
                     ::core::option::Option::None => false,
                 })
-            }
-        });
+            })
+        );
     };
     ($config:ident, $value:ty, ranged) => {
-        $crate::impl_shared_config!(@sized $config, $value, {
-            $crate::impl_shared_config!(@no_get_mut);
-        });
+        $crate::impl_shared_config!(@sized $config, $value,
+            overwrite(|_w, _key, _value| { ::core::option::Option::None })
+        );
     };
     ($config:ident, $value:ty, varlen) => {
-        $crate::impl_shared_config!(@impl $config, $value, {
-            fn put(
-                w: &mut ::radix_core::shm::WriteGuard<'_, Self>,
-                key: <Self as ::radix_core::Config>::Key,
-                value: &Self::Model,
-            ) -> ::core::result::Result<$crate::Previous<Self::Model>, ::radix_core::shm::ShmError>
-            {
+        $crate::impl_shared_config!(@impl $config, $value,
+            put(|w, key, value| {
                 let value = <$value as $crate::FuzzValue>::encode(value);
                 ::core::result::Result::Ok($crate::Previous::from_bool(w.insert(key, &*value)?))
-            }
-
-            fn del(
-                w: &mut ::radix_core::shm::WriteGuard<'_, Self>,
-                key: <Self as ::radix_core::Config>::Key,
-            ) -> ::core::result::Result<$crate::Previous<Self::Model>, ::radix_core::shm::ShmError>
-            {
+            }),
+            del(|w, key| {
                 ::core::result::Result::Ok($crate::Previous::from_bool(w.remove(key)?))
-            }
-
-            $crate::impl_shared_config!(@no_get_mut);
-        });
+            }),
+            overwrite(|_w, _key, _value| { ::core::option::Option::None })
+        );
     };
-    (@no_get_mut) => {
-        fn overwrite(
-            _w: &mut ::radix_core::shm::WriteGuard<'_, Self>,
-            _key: <Self as ::radix_core::Config>::Key,
-            _value: &Self::Model,
-        ) -> ::core::option::Option<bool> {
-            ::core::option::Option::None
-        }
-    };
-    (@sized $config:ident, $value:ty, { $($overwrite:tt)* }) => {
-        $crate::impl_shared_config!(@impl $config, $value, {
-            fn put(
-                w: &mut ::radix_core::shm::WriteGuard<'_, Self>,
-                key: <Self as ::radix_core::Config>::Key,
-                value: &Self::Model,
-            ) -> ::core::result::Result<$crate::Previous<Self::Model>, ::radix_core::shm::ShmError>
-            {
+    // Insert and remove of values that come back as `Option<V>`.
+    (
+        @sized $config:ident, $value:ty,
+        overwrite(|$ow:ident, $ok:ident, $ov:ident| $overwrite:block)
+    ) => {
+        $crate::impl_shared_config!(@impl $config, $value,
+            put(|w, key, value| {
                 let old = w.insert(key, <$value as $crate::FuzzValue>::encode(value))?;
                 ::core::result::Result::Ok($crate::Previous::from_option(
                     old.map(|v| <$value as $crate::FuzzValue>::decode(&v)),
                 ))
-            }
-
-            fn del(
-                w: &mut ::radix_core::shm::WriteGuard<'_, Self>,
-                key: <Self as ::radix_core::Config>::Key,
-            ) -> ::core::result::Result<$crate::Previous<Self::Model>, ::radix_core::shm::ShmError>
-            {
+            }),
+            del(|w, key| {
                 let old = w.remove(key)?;
                 ::core::result::Result::Ok($crate::Previous::from_option(
                     old.map(|v| <$value as $crate::FuzzValue>::decode(&v)),
                 ))
-            }
-
-            $($overwrite)*
-        });
+            }),
+            overwrite(|$ow, $ok, $ov| $overwrite)
+        );
     };
-    (@impl $config:ident, $value:ty, { $($methods:tt)* }) => {
+    (
+        @impl $config:ident, $value:ty,
+        put(|$pw:ident, $pk:ident, $pv:ident| $put:block),
+        del(|$dw:ident, $dk:ident| $del:block),
+        overwrite(|$ow:ident, $ok:ident, $ov:ident| $overwrite:block)
+    ) => {
         impl $crate::SharedConfig for $config {
             type Model = <$value as $crate::FuzzValue>::Model;
             const NAME: &'static str = stringify!($config);
 
-            $($methods)*
+            fn put(
+                $pw: &mut ::radix_core::shm::WriteGuard<'_, Self>,
+                $pk: <Self as ::radix_core::Config>::Key,
+                $pv: &Self::Model,
+            ) -> ::core::result::Result<$crate::Previous<Self::Model>, ::radix_core::shm::ShmError>
+            $put
+
+            fn del(
+                $dw: &mut ::radix_core::shm::WriteGuard<'_, Self>,
+                $dk: <Self as ::radix_core::Config>::Key,
+            ) -> ::core::result::Result<$crate::Previous<Self::Model>, ::radix_core::shm::ShmError>
+            $del
+
+            fn overwrite(
+                $ow: &mut ::radix_core::shm::WriteGuard<'_, Self>,
+                $ok: <Self as ::radix_core::Config>::Key,
+                $ov: &Self::Model,
+            ) -> ::core::option::Option<bool>
+            $overwrite
 
             fn decode(value: &::radix_core::ValueOf<Self>) -> Self::Model {
                 <$value as $crate::FuzzValue>::decode(value)
