@@ -41,7 +41,10 @@ macro_rules! read_store {
 
 read_store!(TidStore);
 #[cfg(target_os = "linux")]
-read_store!(tidstore::SharedTidStoreReader<'_>);
+read_store!(
+    tidstore::SharedTidStoreReader<'_>,
+    tidstore::SharedTidStoreWriter<'_>
+);
 
 /// Checks the store against a model: membership of every stored TID and of
 /// its neighbours, iteration order and contents, counts and copied offsets.

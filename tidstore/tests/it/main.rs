@@ -6,6 +6,8 @@
 //!   single stores and of set operations on whole stores;
 //! - [`batch`]: `is_member_each` against `is_member`;
 //! - [`block_ranges`]: runs of equal blocks stored as range values;
+//! - [`shared_limits`]: a shared store in a small area, whose refused
+//!   changes (block ranges split half-way included) change nothing;
 //! - [`auto_traits`]: `Send` and `Sync` of every public type;
 //! - [`bitmap_drops`]: a counting allocator (radix-core's, the binary's
 //!   global allocator) proves that TID bitmaps give back every byte;
@@ -31,3 +33,4 @@ mod postgres;
 #[cfg(feature = "serde")]
 mod serde;
 mod set_ops;
+mod shared_limits;
