@@ -21,6 +21,14 @@
 //!   new store for its next round, as PostgreSQL's `dead_items_reset`
 //!   does.
 //!
+//! Unlike [`SharedTidStore`](crate::SharedTidStore), it keeps one entry
+//! per block: a concurrent tree has no range values (`ranges: true` is not
+//! offered with `concurrency: rowex`), so a run of blocks with the same
+//! dead offsets is not stored once. After a bulk `DELETE` that costs
+//! memory: 1,000,000 blocks with the same 10 dead offsets (TS-2) take
+//! 10.5 MB here, 1.06 MB in a `SharedTidStore` (its area's first segment)
+//! and 26 kB in a local [`TidStore`](crate::TidStore).
+//!
 //! A writer killed while it holds a node lock poisons the store, and later
 //! writes fail with [`TidStoreError::SharedMemory`]; reads go on.
 
