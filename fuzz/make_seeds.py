@@ -780,6 +780,11 @@ def tid_equal_run(e, key, args, count, offsets, oargs, at, changed=None):
         changed[0](e, *changed[1])
 
 
+# The store a tidstore input drives: None for a local one, else the
+# limit of the shared store's area (UNLIMITED, or n for AreaLimit::Small).
+TID_STORE = [None]
+
+
 def tid_input(insert_only, budget, bases):
     e = Enc().bool(insert_only)
     if budget is None:
@@ -788,12 +793,22 @@ def tid_input(insert_only, budget, bases):
         e.variant(1, 3)
     else:
         e.variant(2, 3).u16(budget)  # Tiny(n)
+    store = TID_STORE[0]
+    if store is None:
+        e.variant(0, 2)  # StoreKind::Local
+    elif store == "unlimited":
+        e.variant(1, 2).variant(0, 2)  # Shared(Unlimited)
+    else:
+        e.variant(1, 2).variant(1, 2).u8(store)  # Shared(Small(n))
     for b in bases:
         e.u128(b)
     return e
 
 
-def tidstore_seeds():
+def tidstore_seeds(store=None):
+    """The seeds of `tidstore`, on a local store (`store` None) or a
+    shared one whose area has limit `store` ("unlimited" or n)."""
+    TID_STORE[0] = store
     seeds = {}
 
     # Every entry form: inline (1 to 3 offsets), a run, bitmaps, the
@@ -884,6 +899,7 @@ def tidstore_seeds():
     tid_iterate(e)
     seeds["equal_runs_insert_only"] = e
 
+    TID_STORE[0] = None
     return seeds
 
 
@@ -1843,6 +1859,11 @@ def main():
             write(target, name, e)
     for name, e in tidstore_seeds().items():
         write("tidstore", name, e)
+    # The same on a shared store: in an area without a limit, and in one
+    # of 64 KiB above its empty size, where valid calls are refused too.
+    for prefix, store in (("shared_", "unlimited"), ("shared_small_", 0)):
+        for name, e in tidstore_seeds(store).items():
+            write("tidstore", prefix + name, e)
     for name, e in tid_set_seeds().items():
         write("tidstore_set_ops", name, e)
     for name, e in shared_seeds().items():

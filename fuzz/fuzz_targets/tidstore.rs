@@ -1,6 +1,6 @@
-//! The TID store, replacing and insert-only, against a
-//! `BTreeMap<block, offsets>` model, with invalid offset lists as often as
-//! valid ones.
+//! The TID store, replacing and insert-only, or shared in an area that
+//! may be limited, against a `BTreeMap<block, offsets>` model, with
+//! invalid offset lists as often as valid ones.
 
 #![no_main]
 

@@ -67,6 +67,6 @@ pub use shared::{
     Summary, TreeSet,
 };
 pub use tid_sets::{check_tidstore_set_ops, SetOpsInput};
-pub use tids::{check_tidstore, TidInput};
+pub use tids::{check_tidstore, StoreKind, TidInput};
 pub use values::{FuzzValue, ModelValue, Pair};
 pub use walk::{walk, walk_exact};

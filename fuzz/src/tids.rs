@@ -14,15 +14,23 @@
 //! consecutive blocks, merging chunks as they fill, and then changes one
 //! block in the middle, splitting the range it lies in; the checks above
 //! and `is_member_each` over the run see both.
+//!
+//! The input picks the store ([`StoreKind`]): a local [`TidStore`], or a
+//! [`SharedTidStore`] in a heap-backed area, driven through its locks. In
+//! an area with a size limit a valid call may also be refused, with
+//! `AreaFull`, and must change nothing as well: the counts, the block's
+//! offsets and `verify()` are checked at once (the area may give back
+//! spare room, never grow), the rest at the next full comparison.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use arbitrary::Arbitrary;
-use tidstore::{Tid, TidStore, TidStoreError, MAX_OFFSET};
+use tidstore::{DeadBlock, SharedTidStore, Tid, TidStore, TidStoreError, MAX_OFFSET};
 
 use crate::harness::BATCH;
 use crate::keys::{Bases, KeyInt, KeySpec};
+use crate::shared::{make_area, AreaLimit};
 
 /// Runs stop adding new blocks once the model has this many blocks or
 /// [`MAX_TIDS`] TIDs, which keeps executions fast.
@@ -42,10 +50,12 @@ pub const MAX_EQUAL_RUN: u16 = 600;
 /// One input of the `tidstore` target.
 #[derive(Arbitrary, Clone, Debug)]
 pub struct TidInput {
-    /// `TidStore::insert_only` rather than `TidStore::new`.
+    /// `TidStore::insert_only` rather than `TidStore::new` (a local store).
     pub insert_only: bool,
     /// The memory budget.
     pub budget: Budget,
+    /// Which store: local, or shared in an area that may be limited.
+    pub store: StoreKind,
     /// The bases of [`KeySpec::Clustered`] block numbers.
     pub bases: Bases,
     /// The operations, applied in order.
@@ -73,6 +83,18 @@ impl Budget {
             Budget::Tiny(n) => usize::from(n),
         }
     }
+}
+
+/// The store an input drives.
+#[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreKind {
+    /// A local [`TidStore`].
+    Local,
+    /// A [`SharedTidStore`] in a heap-backed area (the layout, allocator
+    /// and locks of POSIX shared memory) of this size limit: with one,
+    /// valid calls are refused with [`TidStoreError::AreaFull`] too, and
+    /// must then change nothing, a block range split half-way included.
+    Shared(AreaLimit),
 }
 
 /// A list of offsets for `set_block_offsets`.
@@ -299,9 +321,95 @@ impl fmt::Debug for At<'_> {
     }
 }
 
+/// The store under test: every call the harness makes, on a local store
+/// or through a shared store's lock.
+enum Subject {
+    Local(TidStore),
+    Shared {
+        store: SharedTidStore,
+        /// Whether its area has a size limit.
+        limited: bool,
+    },
+}
+
+impl Subject {
+    fn set_block_offsets(&mut self, block: u32, offsets: &[u16]) -> Result<(), TidStoreError> {
+        match self {
+            Subject::Local(ts) => ts.set_block_offsets(block, offsets),
+            Subject::Shared { store, .. } => store.write().set_block_offsets(block, offsets),
+        }
+    }
+
+    fn clear(&mut self) {
+        match self {
+            Subject::Local(ts) => ts.clear(),
+            Subject::Shared { store, .. } => store.write().clear(),
+        }
+    }
+
+    /// Whether a valid call may be refused with `AreaFull`.
+    fn limited(&self) -> bool {
+        matches!(self, Subject::Shared { limited: true, .. })
+    }
+
+    /// What the store holds when empty: nothing, or its area's empty size.
+    fn empty_memory(&self) -> usize {
+        match self {
+            Subject::Local(_) => 0,
+            Subject::Shared { store, .. } => store.area().empty_size(),
+        }
+    }
+
+    fn debug(&self) -> String {
+        match self {
+            Subject::Local(ts) => format!("{ts:?}"),
+            Subject::Shared { store, .. } => format!("{store:?} {:?}", store.read()),
+        }
+    }
+
+    /// Calls `f` with the store's blocks in ascending order (under the
+    /// read lock for a shared store).
+    fn with_blocks<R>(
+        &self,
+        f: impl FnOnce(&mut dyn ExactSizeIterator<Item = DeadBlock<'_>>) -> R,
+    ) -> R {
+        match self {
+            Subject::Local(ts) => f(&mut ts.iter()),
+            Subject::Shared { store, .. } => f(&mut store.read().iter()),
+        }
+    }
+}
+
+/// The reads, forwarded to the local store or a shared store's read guard.
+macro_rules! subject_reads {
+    ($(fn $name:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty;)*) => {
+        impl Subject {
+            $(
+                fn $name(&self $(, $arg: $ty)*) -> $ret {
+                    match self {
+                        Subject::Local(ts) => ts.$name($($arg),*),
+                        Subject::Shared { store, .. } => store.read().$name($($arg),*),
+                    }
+                }
+            )*
+        }
+    };
+}
+
+subject_reads! {
+    fn is_member(&self, tid: Tid) -> bool;
+    fn is_member_each(&self, tids: &[Tid], found: &mut dyn FnMut(Tid, bool)) -> ();
+    fn num_tids(&self) -> u64;
+    fn num_blocks(&self) -> usize;
+    fn memory_usage(&self) -> usize;
+    fn max_bytes(&self) -> usize;
+    fn is_full(&self) -> bool;
+    fn verify(&self) -> Result<(), String>;
+}
+
 /// A store and its model.
 struct TidHarness {
-    store: TidStore,
+    store: Subject,
     model: BTreeMap<u32, Vec<u16>>,
     /// The number of offsets in the model.
     tids: usize,
@@ -317,10 +425,14 @@ struct TidHarness {
 /// the store: that is, on a bug.
 pub fn check_tidstore(input: &TidInput) {
     let budget = input.budget.bytes();
-    let store = if input.insert_only {
-        TidStore::insert_only(budget)
-    } else {
-        TidStore::new(budget)
+    let store = match input.store {
+        StoreKind::Local if input.insert_only => Subject::Local(TidStore::insert_only(budget)),
+        StoreKind::Local => Subject::Local(TidStore::new(budget)),
+        StoreKind::Shared(limit) => Subject::Shared {
+            store: SharedTidStore::create_in(&make_area(limit), budget)
+                .expect("a store in a new area"),
+            limited: limit.extra().is_some(),
+        },
     };
     let mut h = TidHarness {
         store,
@@ -399,7 +511,7 @@ impl TidHarness {
             }
             TidOp::Iterate => {
                 self.compare_iter(at);
-                assert!(!format!("{:?}", self.store).is_empty());
+                assert!(!self.store.debug().is_empty());
             }
             TidOp::Clear => {
                 self.clear();
@@ -456,7 +568,7 @@ impl TidHarness {
         }
         let mut answers = Vec::with_capacity(tids.len());
         self.store
-            .is_member_each(&tids, |tid, found| answers.push((tid, found)));
+            .is_member_each(&tids, &mut |tid, found| answers.push((tid, found)));
         let want: Vec<(Tid, bool)> = tids
             .iter()
             .map(|&tid| {
@@ -496,6 +608,22 @@ impl TidHarness {
                 assert!(offsets_valid(offsets), "{what:?}: invalid offsets accepted");
                 let old = self.model.insert(block, offsets.to_vec());
                 self.tids = self.tids - old.map_or(0, |o| o.len()) + offsets.len();
+            }
+            Err(TidStoreError::AreaFull { .. }) if self.store.limited() => {
+                // The area may give back spare room: no larger.
+                assert_eq!(self.store.num_tids(), tids, "{what:?}: refused, num_tids");
+                assert_eq!(
+                    self.store.num_blocks(),
+                    blocks,
+                    "{what:?}: refused, num_blocks"
+                );
+                assert!(
+                    self.store.memory_usage() <= memory,
+                    "{what:?}: a refused call grew the area"
+                );
+                if let Err(e) = self.store.verify() {
+                    panic!("{what:?}: verify after a refusal: {e}");
+                }
             }
             Err(e) => {
                 assert!(
@@ -552,13 +680,18 @@ impl TidHarness {
     fn copy_offsets(&self, block: u32, buf_len: usize, at: &At<'_>) {
         const SENTINEL: u16 = 0xDEAD;
         let want = &self.model[&block];
-        let found = self.store.iter().find(|b| b.block() == block);
-        let Some(dead) = found else {
+        let mut buf = vec![SENTINEL; buf_len];
+        let count = self.store.with_blocks(|blocks| {
+            blocks
+                .filter(|b| b.block() == block)
+                .map(|dead| dead.copy_offsets(&mut buf))
+                .next()
+        });
+        let Some(count) = count else {
             panic!("{at:?}: block {block} missing from iter()");
         };
-        let mut buf = vec![SENTINEL; buf_len];
         assert_eq!(
-            dead.copy_offsets(&mut buf),
+            count,
             want.len(),
             "{at:?}: copy_offsets of block {block} into {buf_len}"
         );
@@ -578,11 +711,9 @@ impl TidHarness {
             self.model.len(),
             "{at:?}: num_blocks"
         );
-        assert_eq!(
-            self.store.is_empty(),
-            self.model.is_empty(),
-            "{at:?}: is_empty"
-        );
+        if let Subject::Local(ts) = &self.store {
+            assert_eq!(ts.is_empty(), self.model.is_empty(), "{at:?}: is_empty");
+        }
         assert_eq!(self.store.max_bytes(), self.budget, "{at:?}: max_bytes");
         assert_eq!(
             self.store.is_full(),
@@ -603,17 +734,24 @@ impl TidHarness {
         }
         self.check_counts(at);
         self.compare_iter(at);
-        let memory = self.store.memory_usage();
+        let (memory, empty) = (self.store.memory_usage(), self.store.empty_memory());
         if self.model.is_empty() {
-            assert_eq!(memory, 0, "{at:?}: an empty store holds memory");
+            assert_eq!(memory, empty, "{at:?}: an empty store holds memory");
         } else {
-            assert!(memory > 0, "{at:?}: a non-empty store holds no memory");
+            assert!(memory > empty, "{at:?}: a non-empty store holds no memory");
         }
     }
 
     /// Compares the whole iteration, block by block, with the model.
     fn compare_iter(&self, at: &dyn fmt::Debug) {
-        let mut it = self.store.iter();
+        self.store.with_blocks(|it| self.compare_blocks(it, at));
+    }
+
+    fn compare_blocks(
+        &self,
+        it: &mut dyn ExactSizeIterator<Item = DeadBlock<'_>>,
+        at: &dyn fmt::Debug,
+    ) {
         let mut model = self.model.iter();
         loop {
             assert_eq!(it.len(), model.len(), "{at:?}: iter().len()");
