@@ -1,7 +1,8 @@
 //! The shared TID store across real processes: PostgreSQL's TID store
 //! cases written by the parent and read in children, children reading while
-//! the parent fills the store, and a writer killed holding the lock; and a
-//! shared TID bitmap walked by three worker processes at once.
+//! the parent fills the store (chunks of equal blocks merging into block
+//! ranges among them), and a writer killed holding the lock; and a shared
+//! TID bitmap walked by three worker processes at once.
 //!
 //! Its own harness (`harness = false`), radix-core's
 //! `tests/processes/mod.rs`, shared with radix-core's cross-process suite:
@@ -81,9 +82,17 @@ fn model_of(writes: &[(u32, Vec<u16>)]) -> Model {
     model
 }
 
-/// The offsets the filling test gives block `b`: every form in turn.
+/// The offsets the filling test gives block `b`: in odd chunks of 256
+/// blocks every form in turn, block by block; in even chunks one form for
+/// the whole chunk, which the store merges into a block range as the
+/// chunk's last block comes in, while the children read.
 fn fill_offsets(b: u32) -> Vec<u16> {
-    match b % 4 {
+    let form = if (b / 256).is_multiple_of(2) {
+        b / 512
+    } else {
+        b
+    };
+    match form % 4 {
         0 => vec![1],
         1 => (1..=40).collect(),
         2 => vec![3, 64, 65, 700],
