@@ -3,7 +3,7 @@
 
 #![allow(dead_code)] // each suite uses what it needs
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use tidstore::{DeadBlock, Tid, TidStore};
 
@@ -45,6 +45,14 @@ read_store!(
     tidstore::SharedTidStoreReader<'_>,
     tidstore::SharedTidStoreWriter<'_>
 );
+
+/// The TIDs of blocks given as their offsets, as [`check`] takes them.
+pub fn tids_of(blocks: &BTreeMap<u32, Vec<u16>>) -> BTreeSet<(u32, u16)> {
+    blocks
+        .iter()
+        .flat_map(|(&b, offsets)| offsets.iter().map(move |&o| (b, o)))
+        .collect()
+}
 
 /// Checks the store against a model: membership of every stored TID and of
 /// its neighbours, iteration order and contents, counts and copied offsets.

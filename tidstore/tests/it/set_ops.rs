@@ -8,6 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use quickcheck::{Arbitrary, Gen, QuickCheck};
 use tidstore::{TidStore, TidStoreError};
 
+use crate::common::tids_of;
+
 /// A store's contents: blocks drawn from a small range so that the two
 /// sides of an operation meet often, each with offsets of one form.
 #[derive(Clone, Debug)]
@@ -76,11 +78,7 @@ fn store(blocks: &Blocks, max_bytes: usize) -> TidStore {
 }
 
 fn model(blocks: &Blocks) -> BTreeSet<(u32, u16)> {
-    blocks
-        .0
-        .iter()
-        .flat_map(|(&b, offs)| offs.iter().map(move |&o| (b, o)))
-        .collect()
+    tids_of(&blocks.0)
 }
 
 fn contents(ts: &TidStore) -> BTreeSet<(u32, u16)> {

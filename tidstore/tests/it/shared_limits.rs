@@ -8,13 +8,13 @@
 
 #![cfg(target_os = "linux")]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use radix_core::shm::{Area, Backing};
 use test_depth::pick;
 use tidstore::{SharedTidStore, SharedTidStoreWriter, Tid, TidStoreError};
 
-use crate::common::check;
+use crate::common::{check, tids_of};
 
 /// The store's budget, which sizes its area's segments.
 const BUDGET: usize = 1 << 20;
@@ -50,13 +50,6 @@ fn offsets(draw: u64) -> Vec<u16> {
 fn contents(w: &SharedTidStoreWriter<'_>) -> BTreeMap<u32, Vec<u16>> {
     w.iter()
         .map(|b| (b.block(), b.offsets().collect()))
-        .collect()
-}
-
-fn flat(model: &BTreeMap<u32, Vec<u16>>) -> BTreeSet<(u32, u16)> {
-    model
-        .iter()
-        .flat_map(|(&b, offsets)| offsets.iter().map(move |&o| (b, o)))
         .collect()
 }
 
@@ -131,7 +124,7 @@ fn refused_changes_leave_ranges_and_blocks_as_they_were() {
             model.clear();
         }
     }
-    check(&w, &flat(&model));
+    check(&w, &tids_of(&model));
     assert!(
         stored > 0 && refused > 0,
         "stored {stored}, refused {refused}"
