@@ -62,8 +62,9 @@
 //!
 //! # Cost
 //!
-//! Pinning and unpinning are plain stores to the thread's own slot, with
-//! the fence they need moved to writers (`membarrier`, once per thousand
+//! Pinning and unpinning are plain stores to the thread's own slot (which
+//! a thread finds with one thread-local load while it keeps to one tree),
+//! with the fence they need moved to writers (`membarrier`, once per thousand
 //! retired nodes; see `reclaim/`). A lookup per call runs within about
 //! 15 % of the same lookups under one [`ReadPin`] (random lookups in a
 //! 10 MB tree, `benches/RESULTS.md`, "Concurrent trees"); a
