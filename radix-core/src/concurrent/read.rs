@@ -339,8 +339,10 @@ enum Stop<'p, K> {
 /// Each lookup through the tree pins and unpins by itself: a few
 /// instructions and two stores to the thread's own slot, no barrier. Yet
 /// a loop of random `get`s in a 10 MB tree (RT-2's) still takes about
-/// 1.3x the time of the same lookups under one `ReadPin`
-/// (`benches/RESULTS.md`). Hold a `ReadPin` across a loop, briefly:
+/// 1.1x to 1.2x the time of the same lookups under one `ReadPin`
+/// (`benches/RESULTS.md`): in a loop that waits on cache misses, the
+/// pin's twenty-odd instructions a lookup keep later lookups' misses out
+/// of the processor's window. Hold a `ReadPin` across a loop, briefly:
 /// memory that writers unlink meanwhile is freed only after it drops. It
 /// cannot leave its thread.
 ///
