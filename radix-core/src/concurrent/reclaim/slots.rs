@@ -14,8 +14,9 @@
 //! skip the thread number (a thread-local with a destructor, which every
 //! access must check) and the bucket arithmetic. Lookups per call in a
 //! concurrent tree took 1.16x the plain tree's time on RT-1 with it and
-//! 1.36x without, 1.74x and 1.95x on RT-2 (`benches/RESULTS.md`, "A pin
-//! finds its slot in one load"): in a loop of lookups that miss the
+//! 1.36x without, 1.74x and 1.95x on RT-2, in one build (RT-1's time
+//! also moves with code placement; `benches/RESULTS.md`, "A pin finds its
+//! slot in one load"): in a loop of lookups that miss the
 //! cache, every instruction a pin adds keeps a later lookup's misses out
 //! of the processor's window.
 
