@@ -136,10 +136,11 @@ impl Slots {
     pub(super) fn mine(&self) -> &Slot {
         let (table, slot) = LAST_FOUND.get();
         if table == self.id {
-            // SAFETY: the entry was set by `find_mine` of this table (no
-            // other table has its id), on this thread, to this thread's
-            // slot, and cleared when the thread gave its number back. The
-            // table is alive (`&self`) and its buckets never move.
+            // The entry was set by `find_mine` of this table (no other
+            // table has its id), on this thread, and cleared when the thread
+            // gave its number back.
+            // SAFETY: so `slot` is this thread's slot in this table, which
+            // is alive (`&self`) and whose buckets never move.
             return unsafe { &*slot };
         }
         self.find_mine()
