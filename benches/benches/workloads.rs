@@ -29,6 +29,11 @@
 //!   locked once per batch) runs where `bench-report` runs it by default:
 //!   RT-1 and RT-2 (load, search), TS-2 and TS-4 (every phase).
 //!
+//! In criterion's test mode (`cargo test --benches`, as CI runs them:
+//! each benchmark once, unoptimised, its results checked) every size above
+//! is a tenth again, RT-5's keys included: the mode checks that each
+//! benchmark runs and answers as its model does, and measures nothing.
+//!
 //! Benchmark ids read `GROUP/PHASE/IMPL`, e.g. `RT-2/search/blart`;
 //! `cargo bench -p benches --bench workloads -- RT-2/` runs one workload.
 //! `bench-report` gives the full-size figures and memory.
@@ -50,8 +55,25 @@ use benches::workloads::{self, Case, RtCase, Size, Sizing, TbCase, Variant};
 use criterion::measurement::WallTime;
 use criterion::{BatchSize, BenchmarkGroup, Criterion, criterion_group, criterion_main};
 
-/// Scale of RT-1 to RT-4 and of the TS, SET and TB workloads.
+/// Scale of RT-1 to RT-4 and of the TS, SET and TB workloads, when
+/// benchmarking.
 const SCALE: f64 = 0.02;
+
+/// How much smaller every workload is in criterion's test mode.
+const TEST_MODE_FACTOR: u64 = 10;
+
+/// Whether this run measures: cargo passes `--bench` to a benchmark
+/// binary under `cargo bench` only, and criterion runs in test mode
+/// without it.
+fn measuring() -> bool {
+    std::env::args().any(|arg| arg == "--bench")
+}
+
+/// The sizing of this run's RT-1 to RT-4, RT-7, TS, SET and TB workloads.
+fn sizing() -> Sizing {
+    let factor = if measuring() { 1 } else { TEST_MODE_FACTOR };
+    Sizing::scaled(Size::Default, SCALE / factor as f64)
+}
 
 /// RT-5 fanouts measured here.
 const RT5_FANOUTS: [u64; 3] = [4, 48, 256];
@@ -60,7 +82,7 @@ const RT5_FANOUTS: [u64; 3] = [4, 48, 256];
 const RT6_ROUNDS: u64 = 100;
 
 fn rt_cases() -> Vec<RtCase> {
-    let sizing = Sizing::scaled(Size::Default, SCALE);
+    let sizing = sizing();
     let mut cases = Vec::new();
     for id in ["RT-1", "RT-2", "RT-3", "RT-4"] {
         for case in workloads::parse(id, sizing, Variant::default()).expect("a workload") {
@@ -71,7 +93,11 @@ fn rt_cases() -> Vec<RtCase> {
     }
     cases.extend(RT5_FANOUTS.iter().map(|&fanout| RtCase::FixedHeightSearch {
         fanout,
-        nkeys: workloads::rt::RT5_KEYS,
+        nkeys: if measuring() {
+            workloads::rt::RT5_KEYS
+        } else {
+            workloads::rt::RT5_KEYS / TEST_MODE_FACTOR
+        },
     }));
     cases.push(RtCase::Node48Churn {
         fanout: workloads::rt::RT6_FANOUTS[0],
@@ -189,7 +215,7 @@ impl Rt128Visitor for BenchRt128<'_, '_, '_> {
 }
 
 fn rt128(c: &mut Criterion) {
-    let sizing = Sizing::scaled(Size::Default, SCALE);
+    let sizing = sizing();
     for case in workloads::parse("RT-7", sizing, Variant::default()).expect("RT-7") {
         let Case::Rt128(rt) = case else { continue };
         let data = Rt128Data::generate(&rt);
@@ -240,7 +266,7 @@ impl TsVisitor for BenchTs<'_, '_, '_> {
 }
 
 fn ts(c: &mut Criterion) {
-    let sizing = Sizing::scaled(Size::Default, SCALE);
+    let sizing = sizing();
     for id in workloads::DEFAULT_WORKLOADS
         .iter()
         .filter(|id| id.starts_with("TS-"))
@@ -320,7 +346,7 @@ impl<I: ?Sized> SetVisitor<I> for BenchSet<'_, '_, '_, I> {
 }
 
 fn set(c: &mut Criterion) {
-    let sizing = Sizing::scaled(Size::Default, SCALE);
+    let sizing = sizing();
     for id in ["SET-1", "SET-2"] {
         for case in workloads::parse(id, sizing, Variant::default()).expect("a workload") {
             let Case::Set(set) = case else { continue };
@@ -417,7 +443,7 @@ impl TbVisitor for BenchTb<'_, '_, '_> {
 }
 
 fn tid_bitmaps(c: &mut Criterion) {
-    let sizing = Sizing::scaled(Size::Default, SCALE);
+    let sizing = sizing();
     for id in TB_IDS {
         for case in workloads::parse(id, sizing, Variant::default()).expect("a workload") {
             let Case::Tb(case) = case else { continue };

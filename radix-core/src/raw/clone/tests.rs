@@ -271,11 +271,14 @@ where
     }
     assert_eq!(shape(&c), shape(t));
     assert!(c.memory_usage() <= t.memory_usage());
-    let cc = c.clone();
+    // Under Miri the clone of a clone is left out: it runs the same code
+    // as the clone above, and two more walks of the tree were a third of
+    // this check's time there.
     if !cfg!(miri) {
+        let cc = c.clone();
         cc.verify().unwrap();
+        assert_eq!(cc.stats(), c.stats());
     }
-    assert_eq!(cc.stats(), c.stats());
     c
 }
 

@@ -454,9 +454,9 @@ fn random_operations_match_a_key_by_key_model() {
 
 /// A tree of random keys and ranges (levels 1 and 2 where `bits` allows),
 /// and its key-by-key model.
-fn random_ranged_tree(rng: &mut SplitMix64, bits: u32, ops: usize) -> (Tree, BTreeMap<u32, u64>) {
+fn random_ranged_tree(rng: &mut SplitMix64, bits: u32, ops: usize) -> (Tree, DenseModel) {
     let mut t = Tree::new();
-    let mut model = BTreeMap::new();
+    let mut model = vec![None; 1 << bits];
     for _ in 0..ops {
         let key = (rng.next() as u32) & ((1 << bits) - 1);
         let value = rng.next() % 3;
@@ -469,13 +469,29 @@ fn random_ranged_tree(rng: &mut SplitMix64, bits: u32, ops: usize) -> (Tree, BTr
             };
             let span = Span::containing(key, level).unwrap();
             t.insert_span(span, value).unwrap();
-            model.extend(span.keys().map(|k| (k, value)));
+            model[span.start() as usize..=span.last() as usize].fill(Some(value));
         } else {
             t.insert(key, value);
-            model.insert(key, value);
+            model[key as usize] = Some(value);
         }
     }
     (t, model)
+}
+
+/// A model of a tree of small keys: the value of each key, by key. A span
+/// is a slice fill, where a `BTreeMap` took one insert a key (most of the
+/// test's time under Miri).
+type DenseModel = Vec<Option<u64>>;
+
+/// The keys both models hold, with both values.
+fn common_keys(a: &DenseModel, b: &DenseModel) -> Vec<(u32, u64, u64)> {
+    let keys = 0u32..;
+    keys.zip(a.iter().zip(b))
+        .filter_map(|(k, pair)| match pair {
+            (Some(x), Some(y)) => Some((k, *x, *y)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What `for_each_overlap` gave, key by key, checking as it goes that the
@@ -515,10 +531,7 @@ fn overlaps_of_two_trees_equal_the_models_common_keys() {
         };
         let (a, ma) = random_ranged_tree(&mut rng, bits_a, ops);
         let (b, mb) = random_ranged_tree(&mut rng, bits_b, ops);
-        let want: Vec<(u32, u64, u64)> = ma
-            .iter()
-            .filter_map(|(&k, &va)| mb.get(&k).map(|&vb| (k, va, vb)))
-            .collect();
+        let want = common_keys(&ma, &mb);
         assert_eq!(overlaps_by_key(&a, &b), want, "round {round}");
         let flipped: Vec<(u32, u64, u64)> = want.iter().map(|&(k, x, y)| (k, y, x)).collect();
         assert_eq!(overlaps_by_key(&b, &a), flipped, "round {round}, flipped");
@@ -528,7 +541,7 @@ fn overlaps_of_two_trees_equal_the_models_common_keys() {
     let mut wide = Tree::new();
     wide.insert_span(Span::new(0, 2).unwrap(), 9).unwrap();
     let (b, mb) = random_ranged_tree(&mut rng, 9, ops);
-    let want: Vec<_> = mb.iter().map(|(&k, &v)| (k, 9, v)).collect();
+    let want = common_keys(&vec![Some(9); mb.len()], &mb);
     assert_eq!(overlaps_by_key(&wide, &b), want);
     assert!(overlaps_by_key(&Tree::new(), &b).is_empty());
     assert!(overlaps_by_key(&b, &Tree::new()).is_empty());
