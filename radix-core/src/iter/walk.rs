@@ -32,7 +32,7 @@ use core::ptr::NonNull;
 use crate::config::Config;
 use crate::config::RefOf;
 use crate::key::{Key, SPAN};
-use crate::node::{END, lazy};
+use crate::node::{END, Entry, lazy};
 use crate::ptr::NodePtr;
 use crate::raw::{
     MAX_LEVELS, RawTree, SlotOf, entry_at, entry_before, follow, node_key, node_shift, seek,
@@ -394,6 +394,71 @@ impl<C: Config> Path<C> {
         *self = unsafe { Self::front(root, mem, Some(key)) };
     }
 
+    /// The path's next entry in its direction (backwards where `BACK`):
+    /// a last-level value, or a lazy child above the last level (a lazy
+    /// leaf, or in a tree with ranges a range cell), which the caller
+    /// takes as it needs. Inner nodes on the way are descended into; `None`
+    /// once every frame is done. The one step that `next`, `next_back`
+    /// and their ranged forms share.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Path::next`].
+    #[inline(always)]
+    unsafe fn step<const BACK: bool>(&mut self, mem: &C::Memory) -> Option<Step<C>> {
+        while self.depth > 0 {
+            let frame = *self.top();
+            // SAFETY: the frame's node is live; its slots are values at the
+            // last level and child references (or range cells) above it.
+            unsafe {
+                if frame.shift == 0 {
+                    if let Some(e) = entry_toward::<BACK, SlotOf<C>>(frame.node, frame.pos) {
+                        self.top().pos = e.next;
+                        return Some(Step::Value(self.key.with_chunk(0, e.chunk), e.slot));
+                    }
+                } else if let Some(e) = entry_toward::<BACK, RefOf<C>>(frame.node, frame.pos) {
+                    self.top().pos = e.next;
+                    let child = follow::<C>(mem, e.slot.read());
+                    // Trees with neither lazy leaves nor ranges never test.
+                    if (C::RANGES || C::COMPRESSION.lazy()) && child.is_lazy() {
+                        return Some(Step::Lazy {
+                            shift: frame.shift,
+                            chunk: e.chunk,
+                            child,
+                        });
+                    }
+                    self.descend(frame.shift, e.chunk, child, if BACK { END } else { 0 });
+                    continue;
+                }
+            }
+            self.depth -= 1;
+        }
+        None
+    }
+
+    /// The next key and its slot, in the direction `BACK`, in a tree
+    /// without ranges: a lazy child is a lazy leaf, and the lazy root
+    /// comes last.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Path::next`].
+    #[inline(always)]
+    unsafe fn next_key<const BACK: bool>(
+        &mut self,
+        mem: &C::Memory,
+    ) -> Option<(C::Key, NonNull<SlotOf<C>>)> {
+        // SAFETY: the caller's contract; a lazy child and a lazy root are
+        // live while the tree is.
+        unsafe {
+            match self.step::<BACK>(mem) {
+                Some(Step::Value(key, slot)) => Some((key, slot)),
+                Some(Step::Lazy { child, .. }) => Some(lazy_entry::<C>(child)),
+                None => self.lazy_root.take().map(|leaf| lazy_entry::<C>(leaf)),
+            }
+        }
+    }
+
     /// The next key and its slot, forwards.
     ///
     /// # Safety
@@ -405,32 +470,8 @@ impl<C: Config> Path<C> {
             // SAFETY: the caller's contract.
             return unsafe { self.next_run::<false>(mem) }.map(|(key, _, slot)| (key, slot));
         }
-        while self.depth > 0 {
-            let frame = *self.top();
-            // SAFETY: the frame's node is live; its slots are values at the
-            // last level and child pointers above it.
-            unsafe {
-                if frame.shift == 0 {
-                    if let Some(e) = entry_at::<SlotOf<C>>(frame.node, frame.pos) {
-                        self.top().pos = e.next;
-                        return Some((self.key.with_chunk(0, e.chunk), e.slot));
-                    }
-                } else if let Some(e) = entry_at::<RefOf<C>>(frame.node, frame.pos) {
-                    self.top().pos = e.next;
-                    let child = follow::<C>(mem, e.slot.read());
-                    if C::COMPRESSION.lazy() && child.is_lazy() {
-                        return Some(lazy_entry::<C>(child));
-                    }
-                    self.descend(frame.shift, e.chunk, child, 0);
-                    continue;
-                }
-            }
-            self.depth -= 1;
-        }
-        // SAFETY: a lazy root is live while the tree is.
-        self.lazy_root
-            .take()
-            .map(|leaf| unsafe { lazy_entry::<C>(leaf) })
+        // SAFETY: the caller's contract.
+        unsafe { self.next_key::<false>(mem) }
     }
 
     /// The next key and its slot, backwards.
@@ -444,31 +485,8 @@ impl<C: Config> Path<C> {
             // SAFETY: the caller's contract.
             return unsafe { self.next_back_ranged(mem) };
         }
-        while self.depth > 0 {
-            let frame = *self.top();
-            // SAFETY: as in `next`.
-            unsafe {
-                if frame.shift == 0 {
-                    if let Some(e) = entry_before::<SlotOf<C>>(frame.node, frame.pos) {
-                        self.top().pos = e.next;
-                        return Some((self.key.with_chunk(0, e.chunk), e.slot));
-                    }
-                } else if let Some(e) = entry_before::<RefOf<C>>(frame.node, frame.pos) {
-                    self.top().pos = e.next;
-                    let child = follow::<C>(mem, e.slot.read());
-                    if C::COMPRESSION.lazy() && child.is_lazy() {
-                        return Some(lazy_entry::<C>(child));
-                    }
-                    self.descend(frame.shift, e.chunk, child, END);
-                    continue;
-                }
-            }
-            self.depth -= 1;
-        }
-        // SAFETY: a lazy root is live while the tree is.
-        self.lazy_root
-            .take()
-            .map(|leaf| unsafe { lazy_entry::<C>(leaf) })
+        // SAFETY: the caller's contract.
+        unsafe { self.next_key::<true>(mem) }
     }
 
     /// The next keys forwards in a tree with ranges, as `(low, high,
@@ -498,31 +516,19 @@ impl<C: Config> Path<C> {
                 run.low = low.checked_next().expect("a key below the run's last");
                 return Some((low, low, run.slot));
             }
-            if self.depth == 0 {
-                return None;
-            }
-            let frame = *self.top();
-            // SAFETY: the frame's node is live; its slots are values at the
-            // last level and child references (or range cells) above it.
-            unsafe {
-                if frame.shift == 0 {
-                    if let Some(e) = entry_at::<SlotOf<C>>(frame.node, frame.pos) {
-                        self.top().pos = e.next;
-                        let key = self.key.with_chunk(0, e.chunk);
-                        return Some((key, key, e.slot));
-                    }
-                } else if let Some(e) = entry_at::<RefOf<C>>(frame.node, frame.pos) {
-                    self.top().pos = e.next;
-                    let child = follow::<C>(mem, e.slot.read());
-                    if child.is_lazy() {
-                        self.run = Some(Run::of(self.key, frame.shift, e.chunk, child));
-                    } else {
-                        self.descend(frame.shift, e.chunk, child, 0);
-                    }
-                    continue;
+            // SAFETY: the caller's contract; a lazy child of a tree with
+            // ranges is a range cell.
+            match unsafe { self.step::<false>(mem) }? {
+                Step::Value(key, slot) => return Some((key, key, slot)),
+                Step::Lazy {
+                    shift,
+                    chunk,
+                    child,
+                } => {
+                    // SAFETY: a range cell of the live tree.
+                    self.run = Some(unsafe { Run::of(self.key, shift, chunk, child) });
                 }
             }
-            self.depth -= 1;
         }
     }
 
@@ -543,29 +549,47 @@ impl<C: Config> Path<C> {
                 }
                 return Some((high, slot));
             }
-            if self.depth == 0 {
-                return None;
-            }
-            let frame = *self.top();
             // SAFETY: as in `next_run`.
-            unsafe {
-                if frame.shift == 0 {
-                    if let Some(e) = entry_before::<SlotOf<C>>(frame.node, frame.pos) {
-                        self.top().pos = e.next;
-                        return Some((self.key.with_chunk(0, e.chunk), e.slot));
-                    }
-                } else if let Some(e) = entry_before::<RefOf<C>>(frame.node, frame.pos) {
-                    self.top().pos = e.next;
-                    let child = follow::<C>(mem, e.slot.read());
-                    if child.is_lazy() {
-                        self.run = Some(Run::of(self.key, frame.shift, e.chunk, child));
-                    } else {
-                        self.descend(frame.shift, e.chunk, child, END);
-                    }
-                    continue;
+            match unsafe { self.step::<true>(mem) }? {
+                Step::Value(key, slot) => return Some((key, slot)),
+                Step::Lazy {
+                    shift,
+                    chunk,
+                    child,
+                } => {
+                    // SAFETY: a range cell of the live tree.
+                    self.run = Some(unsafe { Run::of(self.key, shift, chunk, child) });
                 }
             }
-            self.depth -= 1;
+        }
+    }
+}
+
+/// What [`Path::step`] found.
+enum Step<C: Config> {
+    /// A last-level value at its key.
+    Value(C::Key, NonNull<SlotOf<C>>),
+    /// A lazy child in the slot of `chunk` of a node at `shift`.
+    Lazy {
+        shift: u32,
+        chunk: u8,
+        child: NodePtr,
+    },
+}
+
+/// The entry at or after `pos` (forwards), or before it (where `BACK`).
+///
+/// # Safety
+///
+/// As for [`entry_at`] and [`entry_before`].
+#[inline(always)]
+unsafe fn entry_toward<const BACK: bool, S>(node: NodePtr, pos: u16) -> Option<Entry<S>> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if BACK {
+            entry_before::<S>(node, pos)
+        } else {
+            entry_at::<S>(node, pos)
         }
     }
 }
