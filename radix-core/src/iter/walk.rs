@@ -497,7 +497,7 @@ impl<C: Config> Path<C> {
     /// # Safety
     ///
     /// As for [`Path::next`].
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn next_run<const WHOLE: bool>(
         &mut self,
         mem: &C::Memory,
