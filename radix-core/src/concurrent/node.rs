@@ -506,6 +506,62 @@ pub(crate) enum NodeRef<'a, K> {
     N256(&'a Full<K>),
 }
 
+/// The header of the node a tagged word names: every kind starts with it
+/// (`#[repr(C)]`), so no kind is needed to read it.
+///
+/// # Safety
+///
+/// As for [`NodeRef::new`]: `word` is a resolved, tagged pointer to a node
+/// that stays allocated for `'a`.
+#[inline(always)]
+pub(crate) unsafe fn header_of<'a, K>(word: *mut u8) -> &'a Header<K> {
+    // SAFETY: the caller's contract; the header is at offset 0 of every
+    // node kind.
+    unsafe { &*word.map_addr(|a| a & !TAG_MASK).cast::<Header<K>>() }
+}
+
+/// [`NodeRef::find`] on the node a tagged word names, its kind read from
+/// the tag bits. Each branch calls its own kind's search, with no kind
+/// value between the test and the call: given a `Kind`, LLVM rebuilt the
+/// tests into a kind index and the match on it into a jump table, an
+/// indirect jump at every level whose target waits on the word just
+/// loaded.
+///
+/// # Safety
+///
+/// As for [`NodeRef::new`]: `word` is a resolved pointer, tagged with a
+/// node kind, to a node that stays allocated while `pin` lives.
+#[inline(always)]
+pub(crate) unsafe fn find_tagged<K: Key>(
+    word: *mut u8,
+    chunk: u8,
+    pin: &Pin<'_, impl Table>,
+    values: bool,
+) -> Option<*mut u8> {
+    let tag = word.addr() & TAG_MASK;
+    debug_assert!((1..=5).contains(&tag), "tag {tag} is no node kind");
+    let addr = word.map_addr(|a| a & !TAG_MASK);
+    // SAFETY: the caller's contract; the tag names the node's kind, as
+    // `Kind::of` reads it.
+    unsafe {
+        if tag & 4 != 0 {
+            if tag & 1 != 0 {
+                (*addr.cast::<Full<K>>()).find(chunk, pin, values)
+            } else {
+                (*addr.cast::<Indexed<K>>()).find(chunk, pin)
+            }
+        } else if tag & 2 != 0 {
+            if tag & 1 != 0 {
+                (*addr.cast::<Small<K, 32, 4>>()).find(chunk, pin)
+            } else {
+                (*addr.cast::<Small<K, 16, 2>>()).find(chunk, pin)
+            }
+        } else {
+            (*addr.cast::<Small<K, 4, 1>>()).find(chunk, pin)
+        }
+    }
+}
+
 /// Runs `$body` with `$n` bound to the node of whichever kind `$node` is.
 macro_rules! each_kind {
     ($node:expr, $n:ident => $body:expr) => {

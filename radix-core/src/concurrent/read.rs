@@ -1,7 +1,7 @@
 //! Lookups: a walk down with atomic loads, under a pin, taking no lock.
 
 use super::layout::ConcurrentLayout;
-use super::node::{Kind, NodeRef};
+use super::node::{Kind, NodeRef, find_tagged, header_of};
 use super::reclaim::Pin;
 use super::space::{LocalSpace, Space};
 use super::{ConcurrentTree, ValueOf};
@@ -30,27 +30,31 @@ where
             if word.is_null() {
                 return None;
             }
-            let Some(kind) = Kind::of(word) else {
+            if Kind::of(word).is_none() {
                 // SAFETY: a tag of zero in an inner slot is a lazy leaf, a
                 // cell the pin protects.
                 return unsafe { (self.cell_key(word) == key).then(|| self.with_cell(word, f)) };
-            };
-            // SAFETY: a node of this tree, loaded under the pin.
-            let node = unsafe { self.node_at(word, kind) };
+            }
+            let node = self.space.resolve(word);
             if Self::PATH {
-                let prefix = node.header().prefix();
+                // SAFETY: a node of this tree, loaded under the pin.
+                let prefix = unsafe { header_of::<C::Key>(node) }.prefix();
                 if !key.matches_word(prefix) {
                     return None;
                 }
                 shift = prefix.word_shift();
             } else if at_root {
-                shift = node.header().shift();
+                // SAFETY: as above.
+                shift = unsafe { header_of::<C::Key>(node) }.shift();
                 if key.above(shift) {
                     return None;
                 }
                 at_root = false;
             }
-            let slot = node.find(key.chunk(shift), pin, Self::values_at(shift))?;
+            // SAFETY: as above.
+            let slot = unsafe {
+                find_tagged::<C::Key>(node, key.chunk(shift), pin, Self::values_at(shift))
+            }?;
             if shift == 0 {
                 // SAFETY: a last-level slot word of this layout, protected.
                 return Some(unsafe { self.with_value(slot, f) });
