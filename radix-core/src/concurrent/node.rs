@@ -106,11 +106,10 @@ impl Kind {
     ///
     /// By tests of single tag bits rather than a match on the tag: LLVM
     /// makes the match a jump table, an indirect jump at every level whose
-    /// target comes from the word just loaded; the bit tests are two or
-    /// three conditional branches, which the lookup's own match on the
-    /// kind folds into. Callgrind counts 6 instructions a lookup more, yet
-    /// RT-2's random lookups per call took 0.70x-0.77x the time
-    /// (`benches/RESULTS.md`, "The concurrent lookup's kind dispatch").
+    /// target comes from the word just loaded (`benches/RESULTS.md`, "The
+    /// concurrent lookup's kind dispatch"). A kind made here and matched
+    /// again can still become one; the lookup calls [`find_tagged`]
+    /// instead, which branches on the tag bits itself.
     #[inline(always)]
     pub(crate) fn of(word: *mut u8) -> Option<Kind> {
         let tag = word.addr() & TAG_MASK;
