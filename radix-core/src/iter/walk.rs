@@ -421,11 +421,11 @@ impl<C: Config> Path<C> {
                     let child = follow::<C>(mem, e.slot.read());
                     // Trees with neither lazy leaves nor ranges never test.
                     if (C::RANGES || C::COMPRESSION.lazy()) && child.is_lazy() {
-                        return Some(Step::Lazy {
+                        return Some(Step::Lazy(LazyChild {
                             shift: frame.shift,
                             chunk: e.chunk,
                             child,
-                        });
+                        }));
                     }
                     self.descend(frame.shift, e.chunk, child, if BACK { END } else { 0 });
                     continue;
@@ -453,7 +453,7 @@ impl<C: Config> Path<C> {
         unsafe {
             match self.step::<BACK>(mem) {
                 Some(Step::Value(key, slot)) => Some((key, slot)),
-                Some(Step::Lazy { child, .. }) => Some(lazy_entry::<C>(child)),
+                Some(Step::Lazy(lazy)) => Some(lazy_entry::<C>(lazy.child)),
                 None => self.lazy_root.take().map(|leaf| lazy_entry::<C>(leaf)),
             }
         }
@@ -517,19 +517,26 @@ impl<C: Config> Path<C> {
                 return Some((low, low, run.slot));
             }
             // SAFETY: the caller's contract; a lazy child of a tree with
-            // ranges is a range cell.
-            match unsafe { self.step::<false>(mem) }? {
-                Step::Value(key, slot) => return Some((key, key, slot)),
-                Step::Lazy {
-                    shift,
-                    chunk,
-                    child,
-                } => {
-                    // SAFETY: a range cell of the live tree.
-                    self.run = Some(unsafe { Run::of(self.key, shift, chunk, child) });
+            // ranges is a range cell of the live tree.
+            unsafe {
+                match self.step::<false>(mem)? {
+                    Step::Value(key, slot) => return Some((key, key, slot)),
+                    Step::Lazy(lazy) => self.start_run(lazy),
                 }
             }
         }
+    }
+
+    /// Makes a range cell the path met its run: the next steps give its
+    /// keys.
+    ///
+    /// # Safety
+    ///
+    /// `cell.child` is a live range cell.
+    #[inline(always)]
+    unsafe fn start_run(&mut self, cell: LazyChild) {
+        // SAFETY: the caller's contract.
+        self.run = Some(unsafe { Run::of(self.key, cell.shift, cell.chunk, cell.child) });
     }
 
     /// [`Path::next_back`] in a tree with ranges.
@@ -550,15 +557,10 @@ impl<C: Config> Path<C> {
                 return Some((high, slot));
             }
             // SAFETY: as in `next_run`.
-            match unsafe { self.step::<true>(mem) }? {
-                Step::Value(key, slot) => return Some((key, slot)),
-                Step::Lazy {
-                    shift,
-                    chunk,
-                    child,
-                } => {
-                    // SAFETY: a range cell of the live tree.
-                    self.run = Some(unsafe { Run::of(self.key, shift, chunk, child) });
+            unsafe {
+                match self.step::<true>(mem)? {
+                    Step::Value(key, slot) => return Some((key, slot)),
+                    Step::Lazy(lazy) => self.start_run(lazy),
                 }
             }
         }
@@ -569,12 +571,17 @@ impl<C: Config> Path<C> {
 enum Step<C: Config> {
     /// A last-level value at its key.
     Value(C::Key, NonNull<SlotOf<C>>),
-    /// A lazy child in the slot of `chunk` of a node at `shift`.
-    Lazy {
-        shift: u32,
-        chunk: u8,
-        child: NodePtr,
-    },
+    /// A lazy child.
+    Lazy(LazyChild),
+}
+
+/// A lazy child (a lazy leaf, or a range cell) and where the walk met it.
+struct LazyChild {
+    /// The shift of the node whose slot holds it.
+    shift: u32,
+    /// The chunk of that slot.
+    chunk: u8,
+    child: NodePtr,
 }
 
 /// The entry at or after `pos` (forwards), or before it (where `BACK`).
