@@ -21,16 +21,26 @@ where
         f: impl FnOnce(&ValueOf<C>) -> R,
     ) -> Option<R> {
         let mut word = pin.load(self.root());
+        if word.is_null() {
+            return None;
+        }
         // Without path compression a child's shift is its parent's less
         // one chunk, known before the child is loaded; only the root's is
-        // read from its header.
+        // read from its header, here.
         let mut shift = 0;
-        let mut at_root = true;
-        loop {
-            if word.is_null() {
+        let root_is_cell = Self::LAZY && Kind::of(word).is_none();
+        if !(Self::PATH || root_is_cell) {
+            // SAFETY: a node of this tree, loaded under the pin.
+            shift = unsafe { header_of::<C::Key>(self.space.resolve(word)) }.shift();
+            if key.above(shift) {
                 return None;
             }
-            if Kind::of(word).is_none() {
+        }
+        loop {
+            // Only trees with lazy leaves have cells above the last level.
+            // No slot below the root is null: a node's search gives only
+            // the slots its presence bits, index or null test find filled.
+            if Self::LAZY && Kind::of(word).is_none() {
                 // SAFETY: a tag of zero in an inner slot is a lazy leaf, a
                 // cell the pin protects.
                 return unsafe { (self.cell_key(word) == key).then(|| self.with_cell(word, f)) };
@@ -43,13 +53,6 @@ where
                     return None;
                 }
                 shift = prefix.word_shift();
-            } else if at_root {
-                // SAFETY: as above.
-                shift = unsafe { header_of::<C::Key>(node) }.shift();
-                if key.above(shift) {
-                    return None;
-                }
-                at_root = false;
             }
             // SAFETY: as above.
             let slot = unsafe {
