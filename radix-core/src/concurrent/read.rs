@@ -54,15 +54,18 @@ where
                 }
                 shift = prefix.word_shift();
             }
-            // SAFETY: as above.
-            let slot = unsafe {
-                find_tagged::<C::Key>(node, key.chunk(shift), pin, Self::values_at(shift))
-            }?;
+            // The last level apart, so that the levels above search with
+            // no test for embedded values in a node of 256 (whose slots
+            // there hold children, never values).
             if shift == 0 {
+                // SAFETY: as above.
+                let slot =
+                    unsafe { find_tagged::<C::Key>(node, key.chunk(0), pin, Self::values_at(0)) }?;
                 // SAFETY: a last-level slot word of this layout, protected.
                 return Some(unsafe { self.with_value(slot, f) });
             }
-            word = slot;
+            // SAFETY: as above.
+            word = unsafe { find_tagged::<C::Key>(node, key.chunk(shift), pin, false) }?;
             shift -= 8;
         }
     }
@@ -85,7 +88,7 @@ where
     where
         ValueOf<C>: Copy,
     {
-        self.lookup(&self.reclaimer.pin(), key, |value| *value)
+        self.lookup(&self.reclaimer.pin_scoped(), key, |value| *value)
     }
 
     /// Calls `f` on the value of `key`, if present, and returns what it
@@ -117,7 +120,8 @@ where
     /// Whether `key` is present.
     #[inline]
     pub fn contains_key(&self, key: C::Key) -> bool {
-        self.lookup(&self.reclaimer.pin(), key, |_| ()).is_some()
+        self.lookup(&self.reclaimer.pin_scoped(), key, |_| ())
+            .is_some()
     }
 
     /// Looks up a batch of items under one pin, calling `found` with each

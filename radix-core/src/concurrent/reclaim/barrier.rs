@@ -29,20 +29,23 @@ const MEMBARRIER: u8 = 1;
 /// Both sides fence.
 const FENCE: u8 = 2;
 
-/// Chooses the strategy for the process, if not yet chosen. Called as a
-/// tree is built, so it happens before any thread pins that tree.
-pub(super) fn detect() {
-    if STRATEGY.load(Ordering::Acquire) != UNKNOWN {
-        return;
+/// Chooses the strategy for the process, if not yet chosen, and returns
+/// whether readers fence the compiler only: what [`light`] is to be given.
+/// Called as a tree is built, so it happens before any thread pins that
+/// tree; the choice never changes after, so a tree may keep the answer.
+pub(super) fn detect() -> bool {
+    let mut chosen = STRATEGY.load(Ordering::Acquire);
+    if chosen == UNKNOWN {
+        chosen = if membarrier_works() {
+            MEMBARRIER
+        } else {
+            FENCE
+        };
+        // Two threads building their first trees at once both probe, and
+        // both find the same answer: registering twice is harmless.
+        STRATEGY.store(chosen, Ordering::Release);
     }
-    let chosen = if membarrier_works() {
-        MEMBARRIER
-    } else {
-        FENCE
-    };
-    // Two threads building their first trees at once both probe, and
-    // both find the same answer: registering twice is harmless.
-    STRATEGY.store(chosen, Ordering::Release);
+    chosen == MEMBARRIER
 }
 
 #[cfg(all(target_os = "linux", not(miri)))]
@@ -58,9 +61,12 @@ fn membarrier_works() -> bool {
 }
 
 /// The reader's half: after announcing an epoch, before loading pointers.
+/// `compiler_only` is what [`detect`] returned: a tree keeps it beside its
+/// epoch, where a pin tests a field it loads anyway rather than a static
+/// behind the global offset table.
 #[inline(always)]
-pub(super) fn light() {
-    if STRATEGY.load(Ordering::Relaxed) == MEMBARRIER {
+pub(super) fn light(compiler_only: bool) {
+    if compiler_only {
         compiler_fence(Ordering::SeqCst);
     } else {
         fence(Ordering::SeqCst);
@@ -91,14 +97,15 @@ mod tests {
 
     #[test]
     fn detection_settles_on_one_strategy() {
-        detect();
+        let compiler_only = detect();
         let chosen = STRATEGY.load(Ordering::Relaxed);
         assert!(chosen == MEMBARRIER || chosen == FENCE);
+        assert_eq!(compiler_only, chosen == MEMBARRIER);
         #[cfg(miri)]
         assert_eq!(chosen, FENCE);
-        detect();
+        assert_eq!(detect(), compiler_only);
         assert_eq!(STRATEGY.load(Ordering::Relaxed), chosen);
-        light();
+        light(compiler_only);
         assert!(heavy());
     }
 }
