@@ -280,9 +280,7 @@ impl<T: Table> Reclaimer<T> {
             slot.depth.store(depth + 1, Ordering::Relaxed);
             let announced = self.table.announcement(slot);
             if depth == 0 {
-                let epoch = self.table.epoch().load(Ordering::Relaxed);
-                announced.store(epoch | ACTIVE, Ordering::Relaxed);
-                self.table.light();
+                self.announce(announced);
             }
             Pin {
                 reclaimer: self,
@@ -296,6 +294,16 @@ impl<T: Table> Reclaimer<T> {
             reclaimer: self,
             not_send: PhantomData,
         }
+    }
+
+    /// Announces the current epoch in `announced`, the thread's word, and
+    /// fences before the caller loads any pointer.
+    #[cfg(not(any(loom, shuttle)))]
+    #[inline(always)]
+    fn announce(&self, announced: &AtomicUsize) {
+        let epoch = self.table.epoch().load(Ordering::Relaxed);
+        announced.store(epoch | ACTIVE, Ordering::Relaxed);
+        self.table.light();
     }
 
     /// A pin for a lookup that runs no code of the caller while it lives:
@@ -315,9 +323,7 @@ impl<T: Table> Reclaimer<T> {
             // One register for the drop, where a flag beside the address
             // took two and made the lookup's loop spill.
             let withdraw = (announced.load(Ordering::Relaxed) == 0).then(|| {
-                let epoch = self.table.epoch().load(Ordering::Relaxed);
-                announced.store(epoch | ACTIVE, Ordering::Relaxed);
-                self.table.light();
+                self.announce(announced);
                 announced
             });
             ScopedPin {
