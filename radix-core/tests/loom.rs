@@ -7,8 +7,9 @@
 //! --test loom` (`.ci/run` does); without `--cfg loom` the file is empty.
 //! One model per protocol the issue names: an insert into a node with
 //! room, a grow to the next kind, a shrink, a value replaced, a
-//! compressed path split, the last key of a node removed; and two writers
-//! growing one node.
+//! compressed path split, the last key of a node removed; two writers
+//! growing one node; and the shortcut past a chain, moved with its node
+//! and cleared before its child leaves.
 #![cfg(loom)]
 
 use loom::sync::Arc;
@@ -194,5 +195,58 @@ fn two_writers_grow_one_node() {
         other.join().unwrap();
         assert_eq!(tree.len(), 6);
         assert_eq!(tree.get(5), Some(5));
+    });
+}
+
+radix_core::radix_tree! {
+    /// Wider keys, so that one far key lifts the root over a chain and
+    /// leaves a shortcut (`src/concurrent/shortcut.rs`).
+    struct Tall { key: u32, value: u32, concurrency: rowex }
+}
+
+/// A tree of `small` keys below bit 8 under a root lifted to bit 24:
+/// lookups of the small keys start at the shortcut, the chain's bottom
+/// node at bit 8, which also holds `chunks` children at bit 8.
+fn tall(small: &[u32], chunks: u32) -> Arc<Tall> {
+    tree_with::<Tall>(|t| {
+        for &k in small {
+            t.insert(k, k);
+        }
+        t.insert(1 << 24, 0);
+        for c in 1..=chunks {
+            t.insert(c << 8, c);
+        }
+    })
+}
+
+#[test]
+fn move_the_shortcut_with_its_node() {
+    explore(|| {
+        // The chain's bottom node of 4 is full: the next child grows it,
+        // and the shortcut moves to the grown node's slot.
+        let tree = tall(&[1], 3);
+        let reader = reader(&tree, |tree| {
+            assert_eq!(tree.get(1), Some(1));
+            assert_eq!(tree.get(2), None);
+        });
+        tree.insert(4 << 8, 4);
+        reader.join().unwrap();
+        assert_eq!(tree.get(1), Some(1));
+        assert_eq!(tree.get(4 << 8), Some(4));
+    });
+}
+
+#[test]
+fn clear_the_shortcut_before_its_child_leaves() {
+    explore(|| {
+        let tree = tall(&[1], 0);
+        let reader = reader(&tree, |tree| {
+            assert!(matches!(tree.get(1), None | Some(1)));
+        });
+        // The old root empties and leaves the chain's bottom node.
+        assert_eq!(tree.remove(1), Some(1));
+        reader.join().unwrap();
+        assert_eq!(tree.get(1), None);
+        assert_eq!(tree.iter().collect::<Vec<_>>(), [(1 << 24, 0)]);
     });
 }

@@ -333,7 +333,7 @@ fn attach_errors_are_typed() {
     match Area::attach(&area.handle()) {
         Err(ShmError::VersionMismatch {
             found: 99,
-            expected: 3,
+            expected: 4,
             ..
         }) => {}
         other => panic!("{other:?}"),

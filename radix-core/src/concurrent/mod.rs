@@ -44,7 +44,10 @@
 //! key, and the configuration's compression (lazy leaves as immutable
 //! cells, prefixes as immutable absolute prefix words, so that a path
 //! split never changes the node below it). Values are embedded in slot
-//! words or kept in cells (`layout.rs`).
+//! words or kept in cells (`layout.rs`). One addition: where a far key
+//! lifted an uncompressed root over a chain of single-child nodes,
+//! lookups of the keys below the chain start at its bottom slot, which
+//! the tree's anchor keeps (`shortcut.rs`).
 //!
 //! # Guarantees
 //!
@@ -83,6 +86,7 @@ mod node_cache;
 mod read;
 mod reclaim;
 mod remove;
+mod shortcut;
 pub(crate) mod space;
 mod sync;
 mod write;
@@ -243,7 +247,7 @@ where
     /// The root slot.
     #[inline(always)]
     fn root(&self) -> &AtomicPtr<u8> {
-        &self.space.anchor().root
+        self.space.anchor().root()
     }
 
     /// Waits for `lock`, as this process's writer. `None` if its node

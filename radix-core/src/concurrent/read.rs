@@ -20,22 +20,29 @@ where
         key: C::Key,
         f: impl FnOnce(&ValueOf<C>) -> R,
     ) -> Option<R> {
-        let mut word = pin.load(self.root());
-        if word.is_null() {
-            return None;
-        }
         // Without path compression a child's shift is its parent's less
         // one chunk, known before the child is loaded; only the root's is
-        // read from its header, here.
-        let mut shift = 0;
-        let root_is_cell = Self::LAZY && Kind::of(word).is_none();
-        if !(Self::PATH || root_is_cell) {
-            // SAFETY: a node of this tree, loaded under the pin.
-            shift = unsafe { header_of::<C::Key>(self.space.resolve(word)) }.shift();
-            if key.above(shift) {
-                return None;
+        // read from its header, here, and the shortcut's from its tag.
+        let (mut word, mut shift) = match self.shortcut_start(pin, key) {
+            Some(start) => start,
+            None => {
+                let root = pin.load(self.root());
+                if root.is_null() {
+                    return None;
+                }
+                let root_is_cell = Self::LAZY && Kind::of(root).is_none();
+                if Self::PATH || root_is_cell {
+                    (root, 0)
+                } else {
+                    // SAFETY: a node of this tree, loaded under the pin.
+                    let shift = unsafe { header_of::<C::Key>(self.space.resolve(root)) }.shift();
+                    if key.above(shift) {
+                        return None;
+                    }
+                    (root, shift)
+                }
             }
-        }
+        };
         loop {
             // Only trees with lazy leaves have cells above the last level.
             // No slot below the root is null: a node's search gives only
@@ -235,8 +242,10 @@ where
     /// search there reads.
     #[inline(always)]
     fn descend<'p>(&self, pin: &'p Pin<'_, S::Table>, key: C::Key) -> Stop<'p, C::Key> {
-        let mut word = pin.load(self.root());
-        let mut shift = None;
+        let (mut word, mut shift) = match self.shortcut_start(pin, key) {
+            Some((start, at)) => (start, Some(at)),
+            None => (pin.load(self.root()), None),
+        };
         loop {
             if word.is_null() {
                 return Stop::Absent;

@@ -138,6 +138,9 @@ where
                 false
             }
             Parent::Node(node, chunk) => {
+                if chunk == 0 {
+                    self.clear_shortcut(node);
+                }
                 node.remove(chunk, false);
                 Self::sparse(node)
             }
@@ -198,10 +201,16 @@ where
             let replacement = if emptied {
                 match parent {
                     Parent::Root => slot.store(core::ptr::null_mut(), Ordering::Release),
-                    Parent::Node(parent, chunk) => parent.remove(chunk, false),
+                    Parent::Node(parent, chunk) => {
+                        if chunk == 0 {
+                            self.clear_shortcut(parent);
+                        }
+                        parent.remove(chunk, false);
+                    }
                 }
                 None
             } else if let Some(child) = self.lifted(node, &entries) {
+                self.clear_shortcut(node);
                 Some(child)
             } else if let Some(smaller) = node.kind().smaller()
                 && entries.len() <= smaller.capacity() / 2
@@ -212,6 +221,8 @@ where
                 else {
                     return;
                 };
+                // SAFETY: built above, unpublished, so live.
+                self.move_shortcut(node, unsafe { self.node_at(shrunk, smaller) });
                 Some(shrunk)
             } else {
                 return;

@@ -150,20 +150,44 @@ pub struct LocalSpace {
     caches: PerThread<NodeCache>,
 }
 
-/// A tree's root slot, its lock, and its poison mark: where every
-/// operation starts. All zero is an empty tree's anchor, so a space in
-/// shared memory can place one in zeroed memory.
+/// A tree's root slot, its shortcut, its root lock, and its poison mark:
+/// where every operation starts. All zero is an empty tree's anchor, so a
+/// space in shared memory can place one in zeroed memory.
 #[repr(C)]
 pub struct Anchor {
-    /// The root's word, null when empty. Every operation loads it, so it
-    /// has a cache line of its own (with the root lock, stored to only
-    /// when the root is replaced).
-    pub(crate) root: Padded<AtomicPtr<u8>>,
+    /// The root's word and the shortcut's, which every lookup loads, on a
+    /// cache line of their own: stored to only when the root is replaced
+    /// or the shortcut moves.
+    entry: Padded<Entry>,
     /// The root slot's lock: the "parent lock" of the root node.
     pub(crate) root_lock: NodeLock,
     /// The pid of a writer that died holding a node lock; 0 while none
     /// has (`lock.rs`, "Holders that die").
     pub(crate) poisoned: AtomicU32,
+}
+
+/// The words a lookup starts from.
+#[repr(C)]
+struct Entry {
+    /// The root's word, null when empty.
+    root: AtomicPtr<u8>,
+    /// Null, or the slot below a chain of single-child nodes where
+    /// lookups of small keys start (`shortcut.rs`).
+    shortcut: AtomicPtr<u8>,
+}
+
+impl Anchor {
+    /// The root slot.
+    #[inline(always)]
+    pub(crate) fn root(&self) -> &AtomicPtr<u8> {
+        &self.entry.0.root
+    }
+
+    /// The shortcut's word (`shortcut.rs`).
+    #[inline(always)]
+    pub(crate) fn shortcut(&self) -> &AtomicPtr<u8> {
+        &self.entry.0.shortcut
+    }
 }
 
 impl fmt::Debug for Anchor {
@@ -175,7 +199,10 @@ impl fmt::Debug for Anchor {
 impl Default for Anchor {
     fn default() -> Self {
         Self {
-            root: Padded(AtomicPtr::new(core::ptr::null_mut())),
+            entry: Padded(Entry {
+                root: AtomicPtr::new(core::ptr::null_mut()),
+                shortcut: AtomicPtr::new(core::ptr::null_mut()),
+            }),
             root_lock: NodeLock::new(),
             poisoned: AtomicU32::new(0),
         }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::space::Space;
 use super::{ConcurrentLayout, ConcurrentTree};
 use crate::config::{Compression, Config};
 use crate::mem::LocalMemory;
@@ -284,7 +285,15 @@ impl<C: Config<Key = u64, Layout = Embedded<u64>>> lincheck::TestMap for Concurr
 /// round that is rejected: its history has no linearization, or one of
 /// its threads panicked (a debug assertion of the engine's caught the
 /// bug first; the panic's message is printed).
-fn first_rejected<C: Config<Key = u64, Layout = Embedded<u64>>>(rounds: u64) -> Option<u64> {
+///
+/// With `far`, a key at bit 40 first lifts the tree under a chain, so that
+/// the recorded lookups go through the shortcut (`shortcut.rs`), and the
+/// churning thread also fills and empties the chunks at bit 8 of the
+/// chain's bottom node, which moves the shortcut from node to node.
+fn first_rejected<C: Config<Key = u64, Layout = Embedded<u64>>>(
+    rounds: u64,
+    far: bool,
+) -> Option<u64> {
     /// Stops the churning thread however the recording ends, so that a
     /// panicking recorder fails the round instead of waiting forever.
     struct StopOnDrop<'a>(&'a AtomicBool);
@@ -296,15 +305,22 @@ fn first_rejected<C: Config<Key = u64, Layout = Embedded<u64>>>(rounds: u64) -> 
 
     for seed in 0..rounds {
         let tree = ConcurrentTree::<C>::new();
+        if far {
+            // A root at bit 0 first, which the far key lifts.
+            tree.insert(200, 200);
+            tree.insert(1 << 40, 0);
+            assert_eq!(shortcut_of(&tree), Some(0));
+        }
         let stop = AtomicBool::new(false);
         let recorded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             std::thread::scope(|s| {
                 s.spawn(|| {
+                    let wide = if far { 1..40 } else { 0..0 };
                     while !stop.load(Ordering::Relaxed) {
-                        for k in 3..200 {
+                        for k in (3..200).chain(wide.clone().map(|c| c << 8)) {
                             tree.insert(k, k);
                         }
-                        for k in 3..200 {
+                        for k in (3..200).chain(wide.clone().map(|c| c << 8)) {
                             tree.remove(k);
                         }
                     }
@@ -331,8 +347,10 @@ fn histories_are_linearizable() {
     // churning one: about 0.2 s. 150 rounds at full depth, 40 in the
     // test command.
     let rounds = test_depth::pick(150, 40, 0);
-    assert_eq!(first_rejected::<U64None>(rounds), None);
-    assert_eq!(first_rejected::<U64Full>(rounds), None);
+    assert_eq!(first_rejected::<U64None>(rounds, false), None);
+    assert_eq!(first_rejected::<U64Full>(rounds, false), None);
+    // Through the shortcut, while it moves.
+    assert_eq!(first_rejected::<U64None>(rounds / 2, true), None);
 }
 
 #[test]
@@ -341,7 +359,7 @@ fn histories_are_linearizable() {
     ignore = "thousands of threads' histories; Miri runs the model tests"
 )]
 fn the_planted_publish_before_copy_is_caught() {
-    let caught = first_rejected::<PlantedPublishBeforeCopy>(test_depth::pick(2000, 1000, 0));
+    let caught = first_rejected::<PlantedPublishBeforeCopy>(test_depth::pick(2000, 1000, 0), false);
     let round = caught.expect("a grown node published before its copy was never caught");
     println!("publishing a grown node before its copy was rejected in round {round}");
 }
@@ -603,4 +621,201 @@ fn pipelined_batches_answer_as_lookups_do() {
     check_pipeline(&leaves, &probes32, String::clone);
     let probes16: Vec<u16> = probes.iter().map(|&k| k as u16).collect();
     check_pipeline(&narrow, &probes16, u32::to_string);
+}
+
+/// Where the shortcut points, checked against the tree: `None` when it is
+/// clear, else the shift of the child in its slot, once the slot is found
+/// to be the chunk-0 slot of the node one chunk above that shift on the
+/// all-zero path from the root.
+fn shortcut_of<C: Config>(tree: &ConcurrentTree<C>) -> Option<u32>
+where
+    C::Layout: ConcurrentLayout,
+{
+    let cut = tree.space.anchor().shortcut().load(Ordering::Relaxed);
+    if cut.is_null() {
+        return None;
+    }
+    let shift = (cut.addr() & 7) as u32 * 8;
+    let pin = tree.reclaimer.pin();
+    let mut word = pin.load(tree.root());
+    loop {
+        let kind = super::node::Kind::of(word).expect("the zero path reaches the shortcut");
+        // SAFETY: a node of this tree, loaded under the pin.
+        let node = unsafe { tree.node_at(word, kind) };
+        let at = node.header().shift();
+        assert!(at > shift, "the shortcut lies on the zero path");
+        let slot = node
+            .slot(0)
+            .expect("the zero path is whole down to the shortcut");
+        if at == shift + 8 {
+            let addr = core::ptr::from_ref(slot).cast_mut().cast();
+            assert_eq!(tree.space.word(addr), cut.map_addr(|a| a & !7));
+            return Some(shift);
+        }
+        word = pin.load(slot);
+    }
+}
+
+/// The shortcut's life in one tree: set by a root lifted over a chain,
+/// moved as the chain's bottom node grows through every kind and shrinks
+/// back, cleared before the small keys' subtree leaves, and set again by
+/// the next chain. Every lookup answers as before throughout.
+fn check_shortcut_life<C: Config<Key = u64, Layout = Embedded<u64>>>() {
+    let tree = ConcurrentTree::<C>::new();
+    let small = if cfg!(miri) { 40 } else { 2000 };
+    // The old root's shift: 0 for keys below 256, else 8.
+    let old = if small > 256 { 8 } else { 0 };
+    let check = |present: &[u64]| {
+        for &k in present {
+            assert_eq!(tree.get(k), Some(k), "get {k}");
+            assert!(tree.contains_key(k));
+        }
+        assert_eq!(tree.get(small), None);
+    };
+    for k in 0..small {
+        tree.insert(k, k);
+    }
+    assert_eq!(shortcut_of(&tree), None, "a root grown a level at a time");
+    tree.insert(1 << 40, 1 << 40);
+    assert_eq!(shortcut_of(&tree), Some(old), "the old root's shift");
+    let small_keys: Vec<u64> = (0..small).collect();
+    check(&small_keys);
+    // Give the chain's bottom node, one chunk above the old root,
+    // children up to a node of 256 (of 32 under Miri), then take them
+    // away.
+    let step = if cfg!(miri) { 9 } else { 1 };
+    let wide: Vec<u64> = (1..=255).step_by(step).map(|c| c << (old + 8)).collect();
+    for &k in &wide {
+        tree.insert(k, k);
+        assert_eq!(shortcut_of(&tree), Some(old), "after insert {k}");
+    }
+    check(&small_keys);
+    check(&wide);
+    for &k in &wide {
+        assert_eq!(tree.remove(k), Some(k));
+        assert_eq!(shortcut_of(&tree), Some(old), "after remove {k}");
+    }
+    check(&small_keys);
+    for k in 0..small {
+        assert_eq!(tree.remove(k), Some(k));
+        assert_eq!(tree.get(k), None);
+    }
+    assert_eq!(shortcut_of(&tree), None, "the old root left");
+    assert_eq!(tree.get(1 << 40), Some(1 << 40));
+    tree.insert(5, 5);
+    check(&[5, 1 << 40]);
+    tree.insert(1 << 56, 1 << 56);
+    assert_eq!(shortcut_of(&tree), Some(40), "a root lifted again");
+    check(&[5, 1 << 40, 1 << 56]);
+    assert_eq!(tree.iter().count(), 3);
+}
+
+#[test]
+fn the_shortcut_moves_with_its_node_and_goes_with_its_child() {
+    check_shortcut_life::<U64None>();
+    check_shortcut_life::<U64Lazy>();
+}
+
+#[test]
+fn compressed_and_wide_trees_keep_no_shortcut() {
+    let full = ConcurrentTree::<U64Full>::new();
+    full.insert(1, 1);
+    full.insert(1 << 40, 2);
+    assert_eq!(shortcut_of(&full), None);
+    let wide = ConcurrentTree::<U128LeafFull>::new();
+    wide.insert(1, "1".into());
+    wide.insert(1 << 100, "2".into());
+    assert_eq!(shortcut_of(&wide), None);
+    let leaves = ConcurrentTree::<U32LeafNone>::new();
+    for k in 0..10 {
+        leaves.insert(k, k.to_string());
+    }
+    leaves.insert(1 << 30, "far".into());
+    assert_eq!(shortcut_of(&leaves), Some(0));
+    assert_eq!(leaves.get_cloned(9), Some("9".into()));
+    assert_eq!(leaves.get_cloned(10), None);
+}
+
+/// Readers look up the small keys while one writer moves the shortcut
+/// (filling and emptying the chain's bottom node) and another churns keys
+/// beside the far one; then a writer removes the small keys under the
+/// readers, who must never see one come back.
+#[test]
+fn readers_through_the_shortcut_while_writers_move_and_clear_it() {
+    let tree = ConcurrentTree::<U64None>::new();
+    let small = if cfg!(miri) { 24 } else { 3000 };
+    let rounds = if cfg!(miri) { 2 } else { 50 };
+    for k in 0..small {
+        tree.insert(k, k);
+    }
+    tree.insert(1 << 40, 0);
+    assert!(shortcut_of(&tree).is_some());
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // The chain's bottom node, one chunk above the old root.
+            let at = if small > 256 { 16 } else { 8 };
+            let wide = (1..=255u64).step_by(if cfg!(miri) { 50 } else { 1 });
+            for _ in 0..rounds {
+                for c in wide.clone() {
+                    tree.insert(c << at, c);
+                }
+                for c in wide.clone() {
+                    assert_eq!(tree.remove(c << at), Some(c));
+                }
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                for i in 0..64 {
+                    tree.insert((1 << 40) | (i + 1), i);
+                }
+                for i in 0..64 {
+                    tree.remove((1 << 40) | (i + 1));
+                }
+            }
+        });
+        s.spawn(|| {
+            loop {
+                let done = stop.load(Ordering::Relaxed);
+                for k in 0..small {
+                    assert_eq!(tree.get(k), Some(k), "get {k}");
+                }
+                if done {
+                    break;
+                }
+            }
+        });
+    });
+    let removed = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for k in (0..small).rev() {
+                assert_eq!(tree.remove(k), Some(k));
+            }
+            removed.store(true, Ordering::Relaxed);
+        });
+        s.spawn(|| {
+            let mut gone = vec![false; small as usize];
+            loop {
+                let done = removed.load(Ordering::Relaxed);
+                for k in 0..small {
+                    match tree.get(k) {
+                        Some(v) => {
+                            assert_eq!(v, k);
+                            assert!(!gone[k as usize], "{k} came back");
+                        }
+                        None => gone[k as usize] = true,
+                    }
+                }
+                if done {
+                    break;
+                }
+            }
+            assert!(gone.iter().all(|&g| g));
+        });
+    });
+    assert_eq!(shortcut_of(&tree), None);
+    assert_eq!(tree.iter().count(), 1);
 }

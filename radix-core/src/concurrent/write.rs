@@ -363,8 +363,16 @@ where
             // the old root hangs below the new one by a chain of zeros.
             let top = key.root_shift();
             let lifted = self.chain(C::Key::MIN, shift + SPAN, top - SPAN, word)?;
-            self.join(key, value, C::Key::MIN, lifted, top)
-                .inspect_err(|_| self.unchain(lifted, word))?
+            let joined = self
+                .join(key, value, C::Key::MIN, lifted, top)
+                .inspect_err(|_| self.unchain(lifted, word))?;
+            if lifted != word {
+                // A chain: lookups of the old root's keys may skip it.
+                // SAFETY: `lifted` was built above, unpublished, so live.
+                let bottom = unsafe { self.chain_bottom(lifted, shift) };
+                self.set_shortcut(bottom.slot(0).expect("a chain's child"), shift);
+            }
+            joined
         };
         slot.store(joined, Ordering::Release);
         Ok(Attempt::Done(Self::absent()))
@@ -413,6 +421,7 @@ where
                 std::thread::yield_now();
                 grown_node.try_append(chunk, child, values);
             }
+            self.move_shortcut(node, grown_node);
             guard.mark_obsolete();
             drop(guard);
             drop(parent_guard);
@@ -423,6 +432,8 @@ where
         let grown = self
             .new_node(kind, node.header().prefix(), &entries, shift)
             .inspect_err(|_| self.discard_child(mine, shift))?;
+        // SAFETY: built above, unpublished, so live.
+        self.move_shortcut(node, unsafe { self.node_at(grown, kind) });
         slot.store(grown, Ordering::Release);
         guard.mark_obsolete();
         drop(guard);

@@ -15,8 +15,10 @@ use crate::config::MAX_POOLS;
 
 /// "RADIXARE" as a little-endian word: the first word of a control segment.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"RADIXARE");
-/// The format version this build writes and reads.
-pub(crate) const VERSION: u32 = 3;
+/// The format version this build writes and reads. 4: a concurrent tree's
+/// anchor keeps a shortcut (`concurrent/shortcut.rs`), which a build that
+/// does not maintain it would leave pointing into freed nodes.
+pub(crate) const VERSION: u32 = 4;
 
 /// Entries of the segment table; data segments use slots `1..`.
 pub(crate) const SEGMENT_SLOTS: usize = 256;

@@ -100,6 +100,47 @@ fn a_shared_concurrent_tree_matches_a_model() {
     tree.destroy().unwrap();
 }
 
+/// The shortcut past a chain (`concurrent/shortcut.rs`) is an area offset
+/// here: set in one handle, it serves another handle's lookups, moves as
+/// its node grows, and is cleared when the small keys go.
+#[test]
+fn a_second_handle_looks_up_through_the_shortcut() {
+    let area = heap_area(None);
+    let tree = Rowex::create_in(&area).unwrap();
+    let small = n(1000, 20);
+    // The chain's bottom node, one chunk above the old root.
+    let at = if small > 256 { 16 } else { 8 };
+    for key in 0..small {
+        tree.insert(key, key + 1).unwrap();
+    }
+    tree.insert(1 << 40, 0).unwrap();
+    let anchor = tree.space.anchor();
+    assert!(!anchor.shortcut().load(Relaxed).is_null());
+    let other = Rowex::attach(&area, tree.handle()).unwrap();
+    // The chain's bottom grows to a node of 64 (16 under Miri) and back.
+    let chunks = n(40, 6);
+    for chunk in 1..chunks {
+        tree.insert(chunk << at, chunk).unwrap();
+    }
+    for key in 0..small {
+        assert_eq!(other.get(key), Some(key + 1));
+    }
+    for chunk in 1..chunks {
+        assert_eq!(other.get(chunk << at), Some(chunk));
+        assert_eq!(tree.remove(chunk << at).unwrap(), Some(chunk));
+    }
+    assert!(!anchor.shortcut().load(Relaxed).is_null());
+    for key in 0..small {
+        assert_eq!(other.get(key), Some(key + 1));
+        assert_eq!(tree.remove(key).unwrap(), Some(key + 1));
+        assert_eq!(other.get(key), None);
+    }
+    assert!(anchor.shortcut().load(Relaxed).is_null());
+    assert_eq!(other.get(1 << 40), Some(0));
+    drop(other);
+    tree.destroy().unwrap();
+}
+
 #[test]
 fn threads_on_separate_handles_write_disjoint_ranges_and_read() {
     let area = heap_area(None);
