@@ -121,7 +121,7 @@ where
         if !Self::SHORTCUT || shift / SPAN > TAG as u32 {
             return;
         }
-        let word = self.space.word(core::ptr::from_ref(slot).cast_mut().cast());
+        let word = self.slot_word(slot);
         let tagged = word.map_addr(|addr| addr | (shift / SPAN) as usize);
         let _ = self.shortcut().compare_exchange(
             core::ptr::null_mut(),
@@ -155,6 +155,11 @@ where
         }
     }
 
+    /// The space word of `slot`'s address, untagged.
+    fn slot_word(&self, slot: &AtomicPtr<u8>) -> *mut u8 {
+        self.space.word(core::ptr::from_ref(slot).cast_mut().cast())
+    }
+
     /// Whether the shortcut names `node`'s slot for chunk 0. Writers only,
     /// under `node`'s lock, which is what may change it.
     fn shortcut_in(&self, node: NodeRef<'_, C::Key>) -> Option<*mut u8> {
@@ -163,7 +168,7 @@ where
         }
         let cut = self.shortcut().load(Ordering::Relaxed);
         let slot = node.slot(0)?;
-        let word = self.space.word(core::ptr::from_ref(slot).cast_mut().cast());
+        let word = self.slot_word(slot);
         (!cut.is_null() && cut.map_addr(|addr| addr & !TAG) == word).then_some(cut)
     }
 
@@ -177,7 +182,7 @@ where
         let slot = new
             .slot(0)
             .expect("a replacement keeps its node's children");
-        let word = self.space.word(core::ptr::from_ref(slot).cast_mut().cast());
+        let word = self.slot_word(slot);
         let moved = word.map_addr(|addr| addr | (cut.addr() & TAG));
         self.shortcut().store(moved, Ordering::Release);
     }
