@@ -166,10 +166,14 @@ where
         if !Self::SHORTCUT {
             return None;
         }
+        // Null first: most trees never have a shortcut, and the slot's
+        // search is a node's compare.
         let cut = self.shortcut().load(Ordering::Relaxed);
+        if cut.is_null() {
+            return None;
+        }
         let slot = node.slot(0)?;
-        let word = self.slot_word(slot);
-        (!cut.is_null() && cut.map_addr(|addr| addr & !TAG) == word).then_some(cut)
+        (cut.map_addr(|addr| addr & !TAG) == self.slot_word(slot)).then_some(cut)
     }
 
     /// Moves the shortcut from `old`'s slot to `new`'s, if it is in `old`:
