@@ -138,9 +138,7 @@ where
                 false
             }
             Parent::Node(node, chunk) => {
-                if chunk == 0 {
-                    self.clear_shortcut(node);
-                }
+                self.clear_shortcut(node, chunk);
                 node.remove(chunk, false);
                 Self::sparse(node)
             }
@@ -202,15 +200,14 @@ where
                 match parent {
                     Parent::Root => slot.store(core::ptr::null_mut(), Ordering::Release),
                     Parent::Node(parent, chunk) => {
-                        if chunk == 0 {
-                            self.clear_shortcut(parent);
-                        }
+                        self.clear_shortcut(parent, chunk);
                         parent.remove(chunk, false);
                     }
                 }
                 None
             } else if let Some(child) = self.lifted(node, &entries) {
-                self.clear_shortcut(node);
+                // The node goes: a shortcut in its chunk-0 slot goes first.
+                self.clear_shortcut(node, 0);
                 Some(child)
             } else if let Some(smaller) = node.kind().smaller()
                 && entries.len() <= smaller.capacity() / 2

@@ -104,12 +104,14 @@ where
         if key.above(shift) {
             return None;
         }
-        let slot = self.space.resolve(cut.map_addr(|addr| addr & !TAG));
-        // SAFETY: a set shortcut names a slot of a node in the tree (the
-        // module docs), whose word was loaded after the pin was taken; the
-        // node is retired only after the shortcut leaves it, so it is
-        // still allocated, and slots are aligned atomics.
-        let word = pin.load(unsafe { &*slot.cast::<AtomicPtr<u8>>() });
+        let addr = self.space.resolve(cut.map_addr(|addr| addr & !TAG));
+        let slot =
+            // SAFETY: a set shortcut names a slot of a node in the tree
+            // (the module docs), whose word was loaded after the pin was
+            // taken; the node is retired only after the shortcut leaves it,
+            // so it is still allocated, and slots are aligned atomics.
+            unsafe { &*addr.cast::<AtomicPtr<u8>>() };
+        let word = pin.load(slot);
         // A child removed from a node of 256 leaves its slot null.
         (!word.is_null()).then_some((word, shift))
     }
@@ -191,11 +193,11 @@ where
         self.shortcut().store(moved, Ordering::Release);
     }
 
-    /// Clears the shortcut if it is in `node`, whose chunk-0 child is
-    /// about to leave it (or which gives way to its only child): called
-    /// under `node`'s lock, before the change.
-    pub(super) fn clear_shortcut(&self, node: NodeRef<'_, C::Key>) {
-        if self.shortcut_in(node).is_some() {
+    /// Clears the shortcut if it is `node`'s slot for `chunk`, whose child
+    /// is about to leave (or, with chunk 0, if the node gives way to its
+    /// only child): called under `node`'s lock, before the change.
+    pub(super) fn clear_shortcut(&self, node: NodeRef<'_, C::Key>, chunk: u8) {
+        if chunk == 0 && self.shortcut_in(node).is_some() {
             self.shortcut()
                 .store(core::ptr::null_mut(), Ordering::Release);
         }
